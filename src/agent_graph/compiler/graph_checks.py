@@ -1,0 +1,216 @@
+"""Semantic checks of one graph document and the static cross-graph recursion check.
+
+The checks, their order, codes and messages follow the reference loader (see
+reference-behaviour §1.2 and §1.1 step 9). Two deliberate differences:
+
+* The reference throws at the first failure; here every failure is reported to a
+  :class:`ProblemSink`, in the order the reference would have met them. When an
+  edge fails one check its later checks are skipped (the reference stopped there),
+  but later edges are still checked.
+* The reference walks the graph with recursive functions and copies the trail at
+  every step, so a long flow path overflows its stack and costs quadratic time.
+  Both walks here are iterative and linear in nodes plus edges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from agent_graph.compiler.sourcemap import Document, join_pointer
+from agent_graph.errors import ProblemSink
+
+# DFS colours: a node is absent (unseen), on the current trail, or finished.
+_ON_TRAIL = 1
+_DONE = 2
+
+
+def check_graph(doc: Document, path: str, sink: ProblemSink) -> None:
+    """Report every semantic problem of the schema-valid graph in ``doc`` to ``sink``."""
+    graph: Mapping[str, Any] = doc.value
+    gid = str(graph["id"])
+    nodes: Sequence[Mapping[str, Any]] = graph["nodes"]
+    edges: Sequence[Mapping[str, Any]] = graph["edges"]
+    entrypoints: Mapping[str, Any] = graph["entrypoints"]
+
+    def report(code: str, message: str, pointer: str) -> None:
+        pos = doc.source.locate(pointer)
+        line, column = pos if pos is not None else (None, None)
+        sink.error(code, message, path=path, line=line, column=column, pointer=pointer)
+
+    # The reference keeps two views of the nodes: a set of ids in first-seen order
+    # (existence checks, DFS roots) and an id -> node map where a later duplicate
+    # overwrites an earlier one (kind lookups). Keep both so duplicated ids
+    # behave the same way here.
+    first_seen: dict[str, None] = {}
+    kind_by_id: dict[str, str] = {}
+    for index, node in enumerate(nodes):
+        node_id = node["id"]
+        if node_id in first_seen:
+            report(
+                "graph-node-duplicate",
+                f"Graph {gid} contains duplicate node id: {node_id}",
+                f"/nodes/{index}/id",
+            )
+        first_seen[node_id] = None
+        kind_by_id[node_id] = node["kind"]
+
+    if not any(node["kind"] == "terminal" for node in nodes):
+        report(
+            "graph-terminal-missing",
+            f"Graph {gid} must declare at least one terminal node",
+            "/nodes",
+        )
+
+    for entry, target in entrypoints.items():
+        if target not in first_seen:
+            report(
+                "graph-entry-missing",
+                f"Graph {gid} entry {entry} targets missing node {target}",
+                join_pointer("/entrypoints", entry),
+            )
+
+    edge_keys: set[str] = set()
+    # Successors for the cycle check: (target, edge index), in edge order.
+    adjacency: dict[str, list[tuple[str, int]]] = {}
+    for index, edge in enumerate(edges):
+        source, target = edge["from"], edge["to"]
+        kind = edge.get("kind", "flow")
+        if source not in first_seen or target not in first_seen:
+            report(
+                "graph-edge-node-missing",
+                f"Graph {gid} edge {source} -> {target} references a missing node",
+                f"/edges/{index}",
+            )
+            continue
+        if kind != "repeat":
+            adjacency.setdefault(source, []).append((target, index))
+        problem = _edge_problem(gid, edge, kind, kind_by_id, edge_keys)
+        if problem is not None:
+            report(*problem, f"/edges/{index}")
+
+    cycle = _first_flow_cycle(first_seen, adjacency)
+    if cycle is not None:
+        trail, edge_index = cycle
+        report(
+            "graph-flow-cycle",
+            f"Graph {gid} contains an implicit flow cycle; use a repeat edge: "
+            + " -> ".join(trail),
+            f"/edges/{edge_index}",
+        )
+
+
+def _edge_problem(
+    gid: str,
+    edge: Mapping[str, Any],
+    kind: str,
+    kind_by_id: Mapping[str, str],
+    edge_keys: set[str],
+) -> tuple[str, str] | None:
+    """The first failing check of one edge whose ends both exist: (code, message)."""
+    source, target = edge["from"], edge["to"]
+    arrow = f"{source} -> {target}"
+    if kind_by_id[source] == "terminal":
+        return (
+            "graph-terminal-edge-invalid",
+            f"Graph {gid} terminal node cannot have outgoing edges: {arrow}",
+        )
+    # Same textual key as the reference, so the same pairs count as duplicates
+    # (outcome order matters; an omitted kind equals flow).
+    outcomes = edge.get("outcomes") or ["completed"]
+    key = f"{kind}:{source}:{target}:{','.join(outcomes)}"
+    if key in edge_keys:
+        return "graph-edge-duplicate", f"Graph {gid} contains duplicate edge {arrow}"
+    edge_keys.add(key)
+    if kind == "repeat" and kind_by_id[target] not in ("action", "gate"):
+        return (
+            "graph-repeat-target-invalid",
+            f"Graph {gid} repeat edge must target an action or gate: {arrow}",
+        )
+    if kind == "gatedBy" and kind_by_id[source] != "gate":
+        return (
+            "graph-gated-by-source-invalid",
+            f"Graph {gid} gatedBy edge must start at a gate: {arrow}",
+        )
+    return None
+
+
+def _first_flow_cycle(
+    roots: Mapping[str, None], adjacency: Mapping[str, Sequence[tuple[str, int]]]
+) -> tuple[list[str], int] | None:
+    """The first back edge of a DFS from each root in order, successors in edge order.
+
+    Returns the trail from the revisited node round to itself and the back edge's
+    index, or ``None`` when the flow is acyclic.
+    """
+    colour: dict[str, int] = {}
+    for root in roots:
+        if root in colour:
+            continue
+        found = _walk(root, colour, lambda node: adjacency.get(node, ()))
+        if found is not None:
+            return found
+    return None
+
+
+def find_recursion(
+    order: Sequence[str], children: Mapping[str, Sequence[str]]
+) -> list[str] | None:
+    """The trail of the first graph revisited on the current DFS trail, or ``None``.
+
+    Graphs are walked in ``order``, each graph's children in node order; a child
+    absent from ``children`` (a missing subgraph, reported elsewhere) is skipped.
+    A self call gives ``[g, g]``.
+    """
+    colour: dict[str, int] = {}
+
+    def successors(graph: str) -> list[tuple[str, int]]:
+        return [(child, 0) for child in children.get(graph, ()) if child in children]
+
+    for root in order:
+        if root in colour:
+            continue
+        found = _walk(root, colour, successors)
+        if found is not None:
+            return found[0]
+    return None
+
+
+def _walk(
+    root: str,
+    colour: dict[str, int],
+    successors: Callable[[str], Sequence[tuple[str, int]]],
+) -> tuple[list[str], int] | None:
+    """Iterative DFS from ``root``; stops at the first successor already on the trail.
+
+    ``successors(node)`` yields ``(target, tag)`` pairs; the tag of the back edge is
+    returned with the cycle so callers can point at it.
+    """
+    trail: list[str] = [root]
+    cursors: list[int] = [0]
+    depth: dict[str, int] = {root: 0}
+    succ_lists: list[Sequence[tuple[str, int]]] = [successors(root)]
+    colour[root] = _ON_TRAIL
+    while trail:
+        succ = succ_lists[-1]
+        cursor = cursors[-1]
+        if cursor == len(succ):
+            done = trail.pop()
+            cursors.pop()
+            succ_lists.pop()
+            del depth[done]
+            colour[done] = _DONE
+            continue
+        cursors[-1] = cursor + 1
+        target, tag = succ[cursor]
+        state = colour.get(target)
+        if state == _ON_TRAIL:
+            return [*trail[depth[target]:], target], tag
+        if state == _DONE:
+            continue
+        colour[target] = _ON_TRAIL
+        depth[target] = len(trail)
+        trail.append(target)
+        cursors.append(0)
+        succ_lists.append(successors(target))
+    return None

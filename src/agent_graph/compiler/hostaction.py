@@ -1,0 +1,132 @@
+"""Materializer rules for dynamic resources (graph-action and host-action views).
+
+Graph-action views (and 0.2 context views) need a read ``command`` or ``script``
+Action. Host-action views need a read ``host`` Action with a handler and input and
+output schemas, each schema carrying a versioned protocol identity (``$id`` such as
+``acme.digest-request/v1``, equal to ``properties.protocol.const`` when that is
+present), and the descriptor's ``input`` must satisfy the input schema, so no
+Route can ever be returned for an input the host would refuse.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from ..errors import AgentGraphError, Diagnostic
+from .model import LoadedAction, LoadedResource
+from .paths import Origin
+from .sourcemap import join_pointer
+from .sources import read_structured
+
+SCHEMA_IDENTITY = re.compile(r"^[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?/v[1-9][0-9]*\Z")
+
+
+def schema_identity(document: Any) -> str | None:
+    """The versioned protocol identity of a JSON Schema document, or None when it has none."""
+    if not isinstance(document, dict):
+        return None
+    identity = document.get("$id")
+    if not isinstance(identity, str) or not SCHEMA_IDENTITY.match(identity):
+        return None
+    protocol = document.get("properties", {}).get("protocol") if isinstance(
+        document.get("properties"), dict
+    ) else None
+    if isinstance(protocol, dict) and "const" in protocol and protocol["const"] != identity:
+        return None
+    return identity
+
+
+def dynamic_resource_problems(
+    root: Path, resource: LoadedResource, action: LoadedAction
+) -> list[AgentGraphError]:
+    origin = Origin(resource.rel, resource.doc.source, "/materializer")
+    definition = action.definition
+    problems: list[AgentGraphError] = []
+    if definition["effect"] != "read":
+        problems.append(
+            origin.fail(
+                "materializer-effect-invalid", f"Resource materializer {action.id} must have effect: read"
+            )
+        )
+    if resource.protocol != "host-action":
+        if definition["runner"] not in ("command", "script"):
+            problems.append(
+                origin.fail(
+                    "materializer-runner-invalid",
+                    f"Resource materializer {action.id} must use command or script runner",
+                )
+            )
+        return problems
+    if definition["runner"] != "host":
+        problems.append(
+            origin.fail(
+                "materializer-runner-invalid",
+                f"Host-action resource materializer {action.id} must use the host runner",
+            )
+        )
+        return problems
+    missing = [name for name in ("inputSchema", "outputSchema") if name not in definition]
+    if missing:
+        problems.append(
+            origin.fail(
+                "materializer-schema-missing",
+                f"Host-action resource materializer {action.id} must declare "
+                f"{' and '.join(missing)}",
+            )
+        )
+        return problems
+    schemas: dict[str, Any] = {}
+    for name in ("inputSchema", "outputSchema"):
+        at = Origin(action.rel, action.doc.source, f"/{name}")
+        path = Path(os.path.normpath(root / definition[name]))
+        try:
+            document = read_structured(path, display=definition[name]).value
+        except AgentGraphError as exc:
+            problems.append(exc)
+            continue
+        if schema_identity(document) is None:
+            problems.append(
+                at.fail(
+                    "resource-schema-identity-invalid",
+                    f"Action {action.id} {name} {definition[name]} must declare a versioned "
+                    "protocol identity: $id like name/v1, equal to properties.protocol.const "
+                    "when present",
+                )
+            )
+            continue
+        schemas[name] = document
+    if "inputSchema" in schemas:
+        problems.extend(_input_problems(resource, schemas["inputSchema"]))
+    return problems
+
+
+def _input_problems(resource: LoadedResource, input_schema: dict[str, Any]) -> list[AgentGraphError]:
+    from jsonschema import validators
+    from jsonschema.exceptions import SchemaError
+
+    origin = Origin(resource.rel, resource.doc.source, "/input")
+    cls = validators.validator_for(input_schema)
+    try:
+        cls.check_schema(input_schema)
+    except SchemaError as exc:
+        return [
+            origin.fail(
+                "resource-schema-invalid",
+                f"Input schema of resource {resource.id} is not a valid JSON Schema: {exc.message}",
+            )
+        ]
+    errors = sorted(cls(input_schema).iter_errors(resource.metadata["input"]), key=lambda e: list(e.path))
+    if not errors:
+        return []
+    message = f"Resource {resource.id} input does not match its materializer input schema"
+    diagnostics: list[Diagnostic] = []
+    for error in errors:
+        pointer = "/input"
+        for token in error.absolute_path:
+            pointer = join_pointer(pointer, token)
+        diag = origin.at(pointer).diagnostic("resource-input-invalid", f"{pointer} {error.message}")
+        diagnostics.append(diag)
+    return [AgentGraphError("resource-input-invalid", message, diagnostics)]

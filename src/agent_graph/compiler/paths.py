@@ -1,0 +1,126 @@
+"""Provider-root containment: every reference stays inside the root, symlinks included.
+
+Guards raise :class:`AgentGraphError` carrying one diagnostic located at the
+reference (``Origin``), so a user sees which line of which file named the path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from ..errors import AgentGraphError, Diagnostic
+from .sourcemap import SourceMap
+
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a value came from: a provider-relative file path and a JSON pointer in it."""
+
+    path: str
+    source: SourceMap | None = None
+    pointer: str = ""
+
+    def at(self, pointer: str) -> Origin:
+        return Origin(self.path, self.source, pointer)
+
+    def diagnostic(self, code: str, message: str, severity: str = "error") -> Diagnostic:
+        pos = self.source.locate(self.pointer) if self.source is not None else None
+        line, column = pos if pos is not None else (None, None)
+        return Diagnostic(
+            code,
+            message,
+            severity,  # type: ignore[arg-type]
+            self.path,
+            line,
+            column,
+            self.pointer if self.source is not None else None,
+        )
+
+    def fail(self, code: str, message: str) -> AgentGraphError:
+        return AgentGraphError(code, message, [self.diagnostic(code, message)])
+
+
+def portable(root: Path, path: Path) -> str:
+    """Provider-relative POSIX path of ``path`` (which lies under ``root``)."""
+    return os.path.relpath(path, root).replace("\\", "/")
+
+
+def _escapes(rel: str) -> bool:
+    return rel == ".." or rel.startswith("../") or rel.startswith("..\\") or os.path.isabs(rel)
+
+
+def resolve_contained(root: Path, reference: str, label: str, origin: Origin) -> Path:
+    """Resolve ``reference`` against ``root`` lexically; absolute or escaping paths fail."""
+    if os.path.isabs(reference) or _DRIVE.match(reference) or reference.startswith("\\"):
+        raise origin.fail("absolute-path-forbidden", f"{label} must be relative: {reference}")
+    resolved = Path(os.path.normpath(root / reference))
+    if _escapes(os.path.relpath(resolved, root)):
+        raise origin.fail("path-outside-provider", f"{label} escapes the provider root: {reference}")
+    return resolved
+
+
+def ensure_file(path: Path, label: str, origin: Origin) -> None:
+    try:
+        info = path.stat()
+    except (OSError, ValueError):
+        info = None
+    if info is None or not stat.S_ISREG(info.st_mode):
+        raise origin.fail("file-missing", f"{label} does not exist: {path}")
+
+
+def ensure_contained_file(root: Path, path: Path, label: str, origin: Origin) -> None:
+    """A regular file whose real path (symlinks resolved) stays under the real root."""
+    ensure_file(path, label, origin)
+    real_root = os.path.realpath(root)
+    real_file = os.path.realpath(path)
+    if _escapes(os.path.relpath(real_file, real_root)):
+        raise origin.fail(
+            "path-symlink-outside-provider", f"{label} resolves outside the provider root: {path}"
+        )
+
+
+def contained_file(root: Path, reference: str, labels: tuple[str, str], origin: Origin) -> Path:
+    """``resolve_contained`` then ``ensure_contained_file`` (reference label, file label)."""
+    path = resolve_contained(root, reference, labels[0], origin)
+    ensure_contained_file(root, path, labels[1], origin)
+    return path
+
+
+def list_files_recursive(directory: Path) -> list[Path]:
+    """Regular files below ``directory``; symlinked files and directories are skipped.
+
+    Iterative so a deep tree cannot exhaust the stack; siblings in collation order
+    like the reference (the order only affects iteration, not results).
+    """
+    from ..canonical import locale_sorted
+
+    out: list[Path] = []
+    stack = [directory]
+    while stack:
+        current = stack.pop()
+        try:
+            entries = {e.name: e for e in os.scandir(current)}
+        except OSError:
+            continue
+        subdirs: list[Path] = []
+        for name in locale_sorted(list(entries)):
+            entry = entries[name]
+            if entry.is_dir(follow_symlinks=False):
+                subdirs.append(Path(entry.path))
+            elif entry.is_file(follow_symlinks=False):
+                out.append(Path(entry.path))
+        stack.extend(reversed(subdirs))
+    return out
+
+
+def is_relative_posix(reference: str) -> bool:
+    """True when ``reference`` is a relative path without ``..`` segments (schema rule)."""
+    if not reference or reference.startswith("/") or _DRIVE.match(reference):
+        return False
+    return ".." not in PurePosixPath(reference).parts

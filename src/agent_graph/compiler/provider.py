@@ -1,0 +1,444 @@
+"""``load_provider``: every Provider check, in the reference's order, collecting problems.
+
+The reference stops at the first thrown error. We run the same checks in the same
+order but record each failure and carry on with whatever is still checkable, so
+one run reports everything; the first recorded problem is the one the reference
+would have thrown, which makes it the envelope's ``error.code``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..errors import AgentGraphError, Problem, ProblemSink
+from . import graph_checks, schema
+from .actions import action_files, load_action
+from .digests import compute_digests
+from .hostaction import dynamic_resource_problems
+from .model import LoadedAction, LoadedCatalog, LoadedGraph, LoadedProvider, LoadedResource
+from .paths import Origin, contained_file, ensure_file, portable, resolve_contained
+from .resources import load_resource
+from .sources import read_structured
+from .versions import compatibility_warnings
+
+T = TypeVar("T")
+
+BUNDLE_SCHEMA = "agent-graph.bundle.v1"
+
+
+class _Loader:
+    def __init__(self, manifest_path: Path, sink: ProblemSink) -> None:
+        self.manifest_path = manifest_path
+        self.root = manifest_path.parent
+        self.sink = sink
+        self.graphs: dict[str, LoadedGraph] = {}
+        self.actions: dict[Path, LoadedAction] = {}
+        self.resources: dict[Path, LoadedResource] = {}
+        self.catalog: LoadedCatalog | None = None
+        self.files: dict[Path, None] = {manifest_path: None}
+        self.graph_files: dict[str, dict[Path, None]] = {}
+        self.dependencies: dict[str, list[str]] = {}
+        self.action_ids: dict[str, Path] = {}
+        self.resource_ids: dict[str, Path] = {}
+        self.failed_paths: set[Path] = set()
+        self.action_file_memo: dict[Path, list[Path] | None] = {}
+
+    # -- plumbing -------------------------------------------------------------------
+
+    def attempt(self, step: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
+        """Run one check; a failure becomes a recorded problem and ``None``."""
+        try:
+            return step(*args, **kwargs)
+        except AgentGraphError as exc:
+            self.sink.add(Problem(exc.code, exc.message, exc.diagnostics))
+            return None
+
+    def rel(self, path: Path) -> str:
+        return portable(self.root, path)
+
+    # -- actions --------------------------------------------------------------------
+
+    def include_action(
+        self, reference: str, origin: Origin, direct: dict[Path, None] | None, label: str
+    ) -> LoadedAction | None:
+        path = self.attempt(resolve_contained, self.root, reference, "action reference", origin)
+        if path is None or path in self.failed_paths:
+            return None
+        action = self.actions.get(path)
+        if action is None:
+            action = self.attempt(load_action, self.root, reference, origin)
+            if action is None:
+                self.failed_paths.add(path)
+                return None
+            existing = self.action_ids.get(action.id)
+            if existing is not None and existing != action.path:
+                self.sink.add_error(
+                    Origin(action.rel, action.doc.source, "/id").fail(
+                        "action-id-duplicate",
+                        f"Action id {action.id} is declared by both {existing} and {action.path}",
+                    )
+                )
+                self.failed_paths.add(path)
+                return None
+            self.action_ids[action.id] = action.path
+            self.actions[path] = action
+        if path not in self.action_file_memo:
+            self.action_file_memo[path] = self.attempt(action_files, self.root, action, label)
+        for file in self.action_file_memo[path] or ():
+            self.files[file] = None
+            if direct is not None:
+                direct[file] = None
+        return action
+
+    # -- resources ------------------------------------------------------------------
+
+    def include_resource(self, reference: str, origin: Origin) -> LoadedResource | None:
+        path = self.attempt(resolve_contained, self.root, reference, "resource reference", origin)
+        if path is None or path in self.failed_paths:
+            return None
+        resource = self.resources.get(path)
+        if resource is not None:
+            return resource
+        resource = self.attempt(load_resource, self.root, reference, origin, self.sink.warnings)
+        if resource is None:
+            self.failed_paths.add(path)
+            return None
+        existing = self.resource_ids.get(resource.id)
+        if existing is not None and existing != resource.path:
+            self.sink.add_error(
+                Origin(resource.rel, resource.doc.source, "/id").fail(
+                    "resource-id-duplicate",
+                    f"Resource id {resource.id} is declared by both {existing} and {resource.path}",
+                )
+            )
+            self.failed_paths.add(path)
+            return None
+        self.resource_ids[resource.id] = resource.path
+        self.resources[path] = resource
+        self.files[resource.path] = None
+        self.files[resource.content_path] = None
+        return resource
+
+    # -- the passes -----------------------------------------------------------------
+
+    def load_catalog(self, manifest: dict[str, Any], here: Origin) -> None:
+        reference = manifest.get("catalogs", {}).get("codes")
+        if not isinstance(reference, str):
+            return
+        origin = here.at("/catalogs/codes")
+        labels = ("code catalog reference", "code catalog")
+        path = self.attempt(contained_file, self.root, reference, labels, origin)
+        if path is None:
+            return
+        rel = self.rel(path)
+        doc = self.attempt(read_structured, path, display=rel)
+        if doc is None:
+            return
+        problem = schema.validate("code-catalog", doc.value, path=rel, source=doc.source)
+        if problem is not None:
+            self.sink.add(problem)
+            return
+        catalog = LoadedCatalog(path, rel, doc)
+        at = Origin(rel, doc.source)
+        for index, entry in enumerate(doc.value["codes"]):
+            code = entry["code"]
+            if code in catalog.entries:
+                self.sink.add_error(
+                    at.at(f"/codes/{index}/code").fail(
+                        "code-catalog-code-duplicate", f"Code catalog contains duplicate code: {code}"
+                    )
+                )
+                continue
+            catalog.entries[code] = entry
+        self.catalog = catalog
+        self.files[path] = None
+        for index, entry in enumerate(doc.value["codes"]):
+            if "document" not in entry:
+                continue
+            resource = self.include_resource(entry["document"], at.at(f"/codes/{index}/document"))
+            if resource is None:
+                continue
+            if resource.dynamic:
+                self.sink.add_error(
+                    at.at(f"/codes/{index}/document").fail(
+                        "code-document-dynamic",
+                        f"Code {entry['code']} must reference a static document resource",
+                    )
+                )
+                continue
+            catalog.documents[entry["code"]] = resource
+
+    def load_graphs(self, manifest: dict[str, Any], here: Origin) -> None:
+        for index, reference in enumerate(manifest.get("graphs", [])):
+            if not isinstance(reference, str):
+                continue
+            origin = here.at(f"/graphs/{index}")
+            labels = ("graph reference", "graph")
+            path = self.attempt(contained_file, self.root, reference, labels, origin)
+            if path is None:
+                continue
+            rel = self.rel(path)
+            doc = self.attempt(read_structured, path, display=rel)
+            if doc is None:
+                continue
+            problem = schema.validate("graph", doc.value, path=rel, source=doc.source)
+            if problem is not None:
+                self.sink.add(problem)
+                continue
+            graph_checks.check_graph(doc, rel, self.sink)
+            graph_id = doc.value["id"]
+            if graph_id in self.graphs:
+                self.sink.add_error(
+                    Origin(rel, doc.source, "/id").fail(
+                        "graph-id-duplicate",
+                        f"Provider {manifest.get('id')} contains duplicate graph id: {graph_id}",
+                    )
+                )
+                continue
+            self.graphs[graph_id] = LoadedGraph(graph_id, path, rel, doc)
+            self.graph_files[graph_id] = {path: None}
+            self.files[path] = None
+
+    def check_nodes(self) -> None:
+        for graph_id, graph in self.graphs.items():
+            direct = self.graph_files[graph_id]
+            children: list[str] = []
+            at = Origin(graph.rel, graph.doc.source)
+            for index, node in enumerate(graph.definition["nodes"]):
+                self.check_node(graph_id, node, at.at(f"/nodes/{index}"), direct, children)
+            self.dependencies[graph_id] = children
+
+    def check_node(
+        self,
+        graph_id: str,
+        node: dict[str, Any],
+        at: Origin,
+        direct: dict[Path, None],
+        children: list[str],
+    ) -> None:
+        kind = node["kind"]
+        base = at.pointer
+        if kind == "subgraph":
+            child_id = node["graph"]
+            child = self.graphs.get(child_id)
+            if child is None:
+                self.sink.add_error(
+                    at.at(f"{base}/graph").fail(
+                        "subgraph-missing", f"Graph {graph_id} references missing subgraph {child_id}"
+                    )
+                )
+            elif node["entry"] not in child.definition["entrypoints"]:
+                self.sink.add_error(
+                    at.at(f"{base}/entry").fail(
+                        "subgraph-entry-missing",
+                        f"Graph {graph_id} references missing entry {child_id}#{node['entry']}",
+                    )
+                )
+            elif child_id not in children:
+                children.append(child_id)
+            return
+        if kind == "action":
+            self.include_action(node["action"], at.at(f"{base}/action"), direct, "action referenced file")
+        if kind == "gate":
+            self.check_gate(graph_id, node, at, direct)
+        if kind in ("action", "gate"):
+            self.include_node_resources(node, at, direct)
+
+    def check_gate(
+        self, graph_id: str, node: dict[str, Any], at: Origin, direct: dict[Path, None]
+    ) -> None:
+        base, name = at.pointer, f"{graph_id}/{node['id']}"
+        if "inspectionAction" in node:
+            inspection = self.include_action(
+                node["inspectionAction"],
+                at.at(f"{base}/inspectionAction"),
+                direct,
+                "gate inspection action referenced file",
+            )
+            if inspection is not None and inspection.definition["effect"] != "read":
+                self.sink.add_error(
+                    at.at(f"{base}/inspectionAction").fail(
+                        "gate-inspection-effect-invalid",
+                        f"Gate {name} inspection Action {inspection.id} must use effect: read",
+                    )
+                )
+        delegated = node.get("delegated")
+        if delegated is not None:
+            gate = node["gate"]
+            if gate.get("delegatable") is not True or "authority" not in gate:
+                self.sink.add_error(
+                    at.at(f"{base}/delegated").fail(
+                        "gate-delegated-policy-invalid",
+                        f"Gate {name} declares delegated execution without a delegatable authority",
+                    )
+                )
+            if delegated.get("inspection") == "skip" and "inspectionAction" not in node:
+                self.sink.add_error(
+                    at.at(f"{base}/delegated/inspection").fail(
+                        "gate-delegated-inspection-missing",
+                        f"Gate {name} skips delegated inspection but has no inspection Action",
+                    )
+                )
+            if "resolutionAction" in delegated:
+                self.check_resolution(
+                    delegated["resolutionAction"],
+                    at.at(f"{base}/delegated/resolutionAction"),
+                    direct,
+                    "delegated gate resolution action referenced file",
+                    f"Gate {name} delegated resolution",
+                )
+        if "resolutionAction" in node:
+            self.check_resolution(
+                node["resolutionAction"],
+                at.at(f"{base}/resolutionAction"),
+                direct,
+                "gate resolution action referenced file",
+                f"Gate {name} resolution",
+            )
+
+    def check_resolution(
+        self, reference: str, origin: Origin, direct: dict[Path, None], label: str, what: str
+    ) -> None:
+        action = self.include_action(reference, origin, direct, label)
+        if action is not None and action.definition["effect"] == "read":
+            self.sink.add_error(
+                origin.fail(
+                    "gate-resolution-effect-invalid",
+                    f"{what} Action {action.id} must use effect: write or external",
+                )
+            )
+
+    def include_node_resources(
+        self, node: dict[str, Any], at: Origin, direct: dict[Path, None]
+    ) -> None:
+        base = at.pointer
+        groups: list[tuple[str, dict[str, Any]]] = [("/resources", node.get("resources") or {})]
+        if node["kind"] == "gate":
+            delegated = node.get("delegated") or {}
+            groups.append(("/delegated/resources", delegated.get("resources") or {}))
+        for prefix, group in groups:
+            for field in ("required", "recommended"):
+                for index, reference in enumerate(group.get(field, [])):
+                    pointer = f"{base}{prefix}/{field}/{index}"
+                    resource = self.include_resource(reference, at.at(pointer))
+                    if resource is not None:
+                        direct[resource.path] = None
+                        direct[resource.content_path] = None
+
+    def check_recursion(self) -> None:
+        trail = graph_checks.find_recursion(list(self.dependencies), self.dependencies)
+        if trail is None:
+            return
+        parent, child = trail[-2], trail[-1]
+        graph = self.graphs[parent]
+        index = next(
+            i
+            for i, node in enumerate(graph.definition["nodes"])
+            if node["kind"] == "subgraph" and node["graph"] == child
+        )
+        self.sink.add_error(
+            Origin(graph.rel, graph.doc.source, f"/nodes/{index}/graph").fail(
+                "graph-recursion", f"Cross-graph recursion is not allowed: {' -> '.join(trail)}"
+            )
+        )
+
+    def check_reason_codes(self) -> None:
+        if self.catalog is None:
+            return
+        for graph in self.graphs.values():
+            gid = graph.id
+            for index, node in enumerate(graph.definition["nodes"]):
+                if node["kind"] not in ("action", "gate"):
+                    continue
+                code = node["reasonCode"]
+                origin = Origin(graph.rel, graph.doc.source, f"/nodes/{index}/reasonCode")
+                entry = self.catalog.entries.get(code)
+                if entry is None:
+                    self.sink.add_error(
+                        origin.fail(
+                            "route-reason-code-missing",
+                            f"Graph {gid} node {node['id']} reasonCode is not declared by the "
+                            f"Provider code catalog: {code}",
+                        )
+                    )
+                elif entry["kind"] != "route-reason":
+                    self.sink.add_error(
+                        origin.fail(
+                            "route-reason-code-kind-invalid",
+                            f"Graph {gid} node {node['id']} reasonCode must use a route-reason "
+                            f"catalog entry: {code}",
+                        )
+                    )
+
+    def check_dynamic_resources(self) -> None:
+        for resource in list(self.resources.values()):
+            if not resource.dynamic:
+                continue
+            origin = Origin(resource.rel, resource.doc.source, "/materializer")
+            action = self.include_action(
+                resource.metadata["materializer"], origin, None, "materializer referenced file"
+            )
+            if action is None:
+                continue
+            for problem in dynamic_resource_problems(self.root, resource, action):
+                self.sink.add_error(problem)
+            for direct in self.graph_files.values():
+                if resource.path in direct:
+                    for file in self.action_file_memo.get(action.path) or ():
+                        direct[file] = None
+
+
+def load_provider(manifest: str | os.PathLike[str], *, sink: ProblemSink | None = None) -> LoadedProvider:
+    """Load and check a Provider; raise :class:`AgentGraphError` listing every problem found."""
+    sink = sink if sink is not None else ProblemSink()
+    manifest_path = Path(os.path.abspath(manifest))
+    display = os.path.basename(manifest_path)
+    top = Origin(display)
+    ensure_file(manifest_path, "provider manifest", top)
+    doc = read_structured(manifest_path, display=display)
+    if isinstance(doc.value, dict) and doc.value.get("schema") == BUNDLE_SCHEMA:
+        raise top.fail(
+            "bundle-unsupported",
+            "Loading built bundles (manifest.json) is not available in this version; "
+            "point --manifest at the source provider.yaml",
+        )
+    loader = _Loader(manifest_path, sink)
+    here = Origin(display, doc.source)
+    problem = schema.validate("provider", doc.value, path=display, source=doc.source)
+    if problem is not None:
+        sink.add(problem)
+        if not isinstance(doc.value, dict):
+            sink.raise_if_failed()
+    manifest_value: dict[str, Any] = doc.value
+    for warning in compatibility_warnings(manifest_value, here):
+        sink.warn(warning)
+    catalogs = manifest_value.get("catalogs")
+    if isinstance(catalogs, dict):
+        loader.load_catalog(manifest_value, here)
+    loader.load_graphs(manifest_value, here)
+    loader.check_nodes()
+    loader.check_recursion()
+    loader.check_reason_codes()
+    loader.check_dynamic_resources()
+    sink.raise_if_failed()
+    graph_digests, digest = compute_digests(
+        loader.root, manifest_path, manifest_value, loader.files, loader.graph_files, loader.dependencies
+    )
+    return LoadedProvider(
+        manifest_path=manifest_path,
+        root=loader.root,
+        manifest_doc=doc,
+        graphs=loader.graphs,
+        actions=loader.actions,
+        resources=loader.resources,
+        catalog=loader.catalog,
+        files=loader.files,
+        graph_files=loader.graph_files,
+        graph_dependencies=loader.dependencies,
+        graph_digests=graph_digests,
+        digest=digest,
+        warnings=list(sink.warnings),
+    )

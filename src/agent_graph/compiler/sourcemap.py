@@ -1,0 +1,49 @@
+"""Source positions of loaded documents, addressed by JSON pointer.
+
+Every value the loader builds gets an entry ``pointer -> (line, column)`` (1-based,
+the position where the value's node starts). Later passes report problems by
+pointer; :meth:`SourceMap.locate` falls back to the nearest ancestor that has a
+position, so a missing required member points at its parent object.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+def escape_token(token: str | int) -> str:
+    """RFC 6901 escaping of one reference token."""
+    return str(token).replace("~", "~0").replace("/", "~1")
+
+
+def join_pointer(parent: str, token: str | int) -> str:
+    return f"{parent}/{escape_token(token)}"
+
+
+@dataclass(slots=True)
+class SourceMap:
+    """``pointer -> (line, column)``; ``line_offset`` shifts frontmatter headers into file lines."""
+
+    positions: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def locate(self, pointer: str) -> tuple[int, int] | None:
+        probe = pointer
+        while True:
+            hit = self.positions.get(probe)
+            if hit is not None:
+                return hit
+            if not probe:
+                return None
+            probe = probe.rsplit("/", 1)[0]
+
+
+@dataclass(slots=True)
+class Document:
+    """A parsed file: its value, where each value came from, and its paths."""
+
+    value: Any
+    source: SourceMap
+    abs_path: Path
+    body: str | None = None  # Markdown body after the frontmatter, when there is one

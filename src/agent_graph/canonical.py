@@ -1,0 +1,546 @@
+"""Canonical JSON and protocol digests, byte-identical to the 0.2.6 reference.
+
+Every protocol digest (graph digest, revision, routeId, bundle digests) hashes
+the reference's canonical JSON: objects rebuilt with their keys ordered by
+JavaScript ``localeCompare`` (ICU root collation) and then ``JSON.stringify``.
+That is neither RFC 8785 nor ``json.dumps(sort_keys=True)``; three JavaScript
+details are reproduced here:
+
+* key order is ICU collation, except that canonical array-index keys
+  (``"0"`` … ``"4294967294"``) come first in numeric order, because rebuilding a
+  JavaScript object hoists them;
+* numbers print as ECMAScript ``Number::toString`` (``1.0`` -> ``1``,
+  ``1e21`` -> ``1e+21``, ``1e-7``) and non-finite numbers as ``null``;
+* strings are emitted raw (UTF-8) with ``JSON.stringify`` escapes, and lone
+  surrogates are escaped as ``\\udxxx``.
+
+The module is imported by the VM on every run, so it imports only tiny stdlib
+pieces at load time; ``pyuca`` (≈160 ms to load its table) is loaded only when a
+key outside printable ASCII has to be collated.
+
+Collation parity: printable ASCII uses an exact built-in table. Other text goes
+through pyuca's DUCET (Unicode 10), which matches ICU's CLDR root order for
+Latin, Greek, Cyrillic, CJK, combining marks and canonical equivalents.
+Characters added to Unicode after 10.0 (recent emoji, for instance) and a few
+CLDR root tailorings can sort differently from node; the reference itself is
+locale dependent there (node under ``zh_CN`` or ``sv_SE`` orders differently).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+try:  # the C accelerator; ``json.encoder`` would also pull in the decoder
+    from _json import encode_basestring as _enc
+except ImportError:  # pragma: no cover - CPython always ships _json
+    from json.encoder import py_encode_basestring as _enc
+
+if TYPE_CHECKING:
+    from pyuca.collator import BaseCollator
+
+__all__ = [
+    "digest_bytes",
+    "digest_file",
+    "digest_text",
+    "digest_value",
+    "js_number",
+    "js_sort_key",
+    "js_sorted",
+    "locale_sort_key",
+    "locale_sorted",
+    "stable_stringify",
+]
+
+# --- numbers ---------------------------------------------------------------
+
+_EXACT_INT = 2**53  # JavaScript numbers are doubles; beyond this ints round
+
+
+def js_number(x: int | float) -> str:
+    """ECMAScript ``Number::toString(x)`` for an int or float.
+
+    Python ints are first rounded to the nearest double, as ``JSON.parse`` would
+    do; ints too large for a double become ``Infinity``. ``NaN`` and
+    ``Infinity`` print as in JavaScript; ``stable_stringify`` maps them to
+    ``null`` like ``JSON.stringify``.
+    """
+    if isinstance(x, bool):
+        raise TypeError("js_number() does not accept bool")
+    if isinstance(x, int):
+        if -_EXACT_INT <= x <= _EXACT_INT:
+            return str(int(x))
+        try:
+            x = float(x)
+        except OverflowError:
+            return "Infinity" if x > 0 else "-Infinity"
+    if x != x:
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    if x == 0:
+        return "0"  # also -0
+    sign = "-" if x < 0 else ""
+    # repr() gives the shortest round-tripping digits, the same digit string
+    # that ECMAScript requires; only the layout differs.
+    mantissa, _, exponent = repr(abs(x)).partition("e")
+    int_part, _, frac_part = mantissa.partition(".")
+    digits = int_part + frac_part
+    point = len(int_part) + (int(exponent) if exponent else 0)
+    stripped = digits.lstrip("0")
+    point -= len(digits) - len(stripped)
+    digits = stripped.rstrip("0")
+    # Now x = 0.<digits> * 10**point, i.e. ECMAScript's s, k and n.
+    k, n = len(digits), point
+    if k <= n <= 21:
+        text = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        text = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        text = "0." + "0" * -n + digits
+    else:
+        e = n - 1
+        head = digits[0] + ("." + digits[1:] if k > 1 else "")
+        text = f"{head}e{'+' if e >= 0 else '-'}{abs(e)}"
+    return sign + text
+
+
+def _json_number(x: int | float) -> str:
+    text = js_number(x)
+    return "null" if text[-1] in "yN" else text  # Infinity, -Infinity, NaN
+
+
+# --- collation -------------------------------------------------------------
+
+# Printable ASCII in ICU root order, with the DUCET primary weight of each
+# character. Upper and lower case share a primary and differ at the tertiary
+# level (lower first). The weights are pyuca's own, so keys built from this
+# table compare correctly against pyuca keys for any other text.
+_ASCII_ORDER = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789" + "".join(
+    c + c.upper() for c in "abcdefghijklmnopqrstuvwxyz"
+)
+_ASCII_PRIMARY = (
+    521, 523, 525, 546, 564, 570, 609, 615, 632, 774, 781, 792, 793, 794, 795,
+    796, 797, 911, 912, 917, 918, 919, 921, 922, 1176, 1179, 1580, 1584, 1585,
+    1586, 1588, 1590, 7287, 7331, 7332, 7333, 7334, 7335, 7336, 7337, 7338,
+    7339, 7340,
+    7341, 7366, 7392, 7413, 7440, 7499, 7514, 7550, 7576, 7602, 7627, 7645,
+    7696, 7711, 7747, 7794, 7815, 7833, 7895, 7931, 7963, 8009, 8027, 8037,
+    8049, 8071,
+)  # fmt: skip
+_SECONDARY = 0x20
+_TERTIARY_LOWER = 0x02
+_TERTIARY_UPPER = 0x08
+
+
+def _ascii_weights() -> dict[str, tuple[int, int]]:
+    symbols_and_digits = _ASCII_ORDER[:43]
+    table = {c: (w, _TERTIARY_LOWER) for c, w in zip(symbols_and_digits, _ASCII_PRIMARY[:43])}
+    for letter, weight in zip("abcdefghijklmnopqrstuvwxyz", _ASCII_PRIMARY[43:]):
+        table[letter] = (weight, _TERTIARY_LOWER)
+        table[letter.upper()] = (weight, _TERTIARY_UPPER)
+    return table
+
+
+_ASCII_WEIGHTS = _ascii_weights()
+_ASCII_GET = _ASCII_WEIGHTS.get
+
+# ICU root orders Han ideographs by radical and stroke; DUCET (pyuca) by code
+# point. This is ICU's order of the ideographs pyuca weights as its first
+# implicit group (U+4E00–U+9FFF plus the 12 unified compatibility ideographs):
+# runs of consecutive code points as varints (zigzag start delta, length),
+# zlib, base85. Regenerate with tests/oracle/make_han_table.py.
+_HAN_ORDER = (
+    "c-k#j32+ou8m{kquY0<C&P*oBWEe6b36TT>a!F)40<ycH;DNY`io5H&EJsm-3stTqC}@-j8=yo8hWira4j`Zbf<O"
+    "=y1O(;2FQEh%5D+=`pN>=2ujh5Y<3GOddw;*Zmj3sMb75SGcuaT{15L5KmN;2U9+Ug=T59^T(LmEnb)XFnwn<sMl"
+    "~}TsN*8e&t7?dqHT*BAZCC@2R1-(5nKw!9ljTkt(1lSP`JA}<Iel!uU?3I_^o?Fel&zydC@^JG8YZXN`<}u6XYxN"
+    "?ODtN;yc=s|#u}D^mW6r<X|{6*=djnU6~wPA7^UexacZT%Z3Q22d)a4p0B3hVJMbE$>s0eY6$TDh7`&5;yQw$CDD"
+    "fuH2|0+TviU#oa+~r6#JB}4(4L+k`ZG{KxzlQbqI4#@qeniS5K=rE;*U+eU=Fcx4x72lhZoG2-fT|9gSaz;ST<8^"
+    "^Pd}S;QVMKz`|$HtC4JJT%1n4BkvtJe`Ve`mBh|UdcTtU_Db4fzw*GW3&}%NKKM;C6VZqG=tsarM3_PSFp6_&g^-"
+    "Jo#hy%bz+32$;L|zCO_5Y3lhD##p_Ti;un`I(jJjq9x0DlG%bCmK8O4}hT#v;=F!)_C_1smBao05R`_L0a!0TqM&"
+    "Jde@lg~o7+sj%}g5@Rk+~pek+yH<1F0o&(P=hU_Wcg8ilPMJ=$;y!oyDk{CQxOihYhL9j;2m@l%QIV|#bfS(x~1W"
+    "^nY(@gzLm>0#G=0*VqO-#fak}O-VCIBSmNd+!pt$m2a?C88cTq#c#&+Gjtnoe=#!`=-1Wlbg^R!yxpc$B9dW2*mZ"
+    "XqOzda53Z5keNT^Wn}J#eo_>U`o8#$u@FXS=G?z{=Bb+~Ha7V#!~KL1NSZyfc98(iF`y_#>*0%Fv^jA+G~4aeb4<"
+    "hhJ)F4;8xwFdEpgQR8flJm^Bz7jcxLB?ElT5~ux|$tVYWXpFeYlzV%D`+HFr{SF`R0V?<4i37WVgS#;bmv@Oby9A"
+    "lAwe0sm9vX)EGGny6p=*E^J5B&X81V>04UpZN5sfN9d}&1X7XEqPL>>-p242D4tw4GQ?H4P3PhuPpLv}VjEMTY<c"
+    "p2F(1jhOmY^VX2Z33(o!ue#Z=SwK!Z14y=Kg_hoC=BJ}fm8{ii?~M5<As>S-61-nEtrU6c6Y4r?qjfa6;Pqj1mo7"
+    "C^O-e5(=|v<0zD0;$*lFSqWV?uyz#)?@dA;g|1-sv6pO(Cf*$eK^dsP;A=1iynSXD&glaiD2_Q66=m<9)X0=DVCk"
+    "YFFv4?fAn^Xs`TyYLb$mt{^TSt)Q@FgDtsBg-fsN2tQM>gD}v0E37p9@Twi(D52PbEXGlW#+(W=TkAA?O0FpG(_D"
+    "Q<|WnNy)zH!2aoooe_AQorWA{<>Q}dmrC1pA*yA!G|FxRE_cGcXK`f;GF*Px>6l%DFG{>@{AmTSr~-i_1vpyJ$(?"
+    "7-oD9sGjE3TBnzm$o{S%@IC*^W&8z@;!I-1J1!!We-2)xx%ppXnzyt5$ku?CXkwhsM<4!i#O&XxgZ%24mSIQGVUu"
+    "2hCy|D%h?0!zliai3Z4XwME4Uz=u)iA|=n)bvJh(99ZbI<%IU4bK?i_ssy~RYtJPL~-6|!=7TaA?NGNqr!m}*Hy+"
+    "W-Qa}s-BgJrftD)IHU%e2gmImEyF#lZ{_Tr2t}(hrB!s@DzaI=OTy|zG9Vq}D39pN<KCWTUxlC7ghU4yV>+*1187"
+    "}^Ng{=pM<KXZ|Pxi%$zKx6VaGXzlBo58Y#npb@?)JyM{>|M$6}fHybHi|cn0;#~ejVC{p(6q(AiJ}hP><LUqpP`F"
+    "hTzg`qT1!cf%Xhl491lq*oT2HV%H$d8;l!JEM)O}gYf>KM*JBPY+U~rF8)aTv`0z&*>I+$4>4EN;$#dBAQ_W9&>Y"
+    "_vkK$5a_+sS#N?>25XhTjNUT5!ASh-8d#-@ww+<XaEpH#7{1wFz_5r@Fv7)eJI&AqZ%dKMBvzTr-8?apXgcfiI`K"
+    "R{gUjZ3`~E~5eiFi>VaiGl2g{^m>kds5!;oa#g2uhA1v>+XEQ_!ItYbU;U4%s=>Z95-g^$9mv+4}Z0Z^`>XJX{<B"
+    "DlT6<dGxLrSoMIN$7~#`KVIgXI;ph_?>y0!9ZfO5Fqe&be>&S5(V60q6R_nwqWtZvrUS%9s0S2p|!nDWDuNAV=-&"
+    "U$r<!vA~(q786Zyv|a#|wWad@@1mHq?FSTi|bSF2FyMsYl?u2LB;=ufRD1eHxK!c=y1r0XM^11^tC&NG}#(!!r~5"
+    "6R6qXJoqG`B75ZsU+9V-yE?U13frnwJLWXOztJUKVyGiXz;amRlVYK{$g`Z%$tYxhMo59;wp>N5rZt~x5d-6COc6"
+    "MT4t2&aCEjU7cJLUipI{$>I*E)`ur?z!7v?h9)1l_TbFmZlmtZoi(cl=Q49H!#4OqJkIZ<3*pis6@`B++~Uv?O&w"
+    "wdI6SGPaNZO7w`gR>4#IXvqGb~wg&PHd**UF|&hy&Wxey0*fGR=D3dQQZXpYwZzb&iULb7-RqO#8idj6IIsLLVVI"
+    "1*U>zA%GEZ<4T0^vi7Nh~g?3=aeP-l0vjNl3G{eDy(47MO@F1GB^kJ>xJ!~W;w%O0xd&NM%%zfHCu2b_cQR538uF"
+    "#yKeWNr>b;=nzVUj03<na0y{07(w^%bxkMh%SZ@Gpn85%yAW1)S-ym%*6|Jx3tv9Svut98>;LFvh@sLyv^<I{sq|"
+    "Xwk0&g9&6ctc%U`a)lY?Dt;;tr}L(uDhDfbhPOg%VN7ebKueDtQbraNIx4l3Wd=M8hjRYVz&YSN)G6>R3>P}iZrC"
+    "T`*#~`Cj#$rHczyr_DRbdj2A?RiSQGWW3v(Ro5xNx4YaFHqV~9=?YCs*Gn56V$?22xlcB+&45Zb5~lEF4+BWa7Y7"
+    "-GhmP_a7grW8-5)c3%V)VIOAa4y1g6CyyzU`i?Egm%C>2*<<*n0o}tzAET-@DbCKq+KM%l2<fN8<p^sgA?G4;79~"
+    "tiQXgblXr-_^!!Zq3&VS<4>EHBeH$5`N_!DQV`)k$o*lXcPbt%mz&MLgE%Z(Vcch^*qE;jDv6LWiq>3qncFQ+CHV"
+    "qRZd`rLH%a!32w-{+JCC_H9t2NeZ{h7uZo$-M-X8W-wB@sc5^4BK+I!tk}SOxbhgPA?Ch5qq=ZVlx)IK|)?c_>Au"
+    "CA=d2-}|s8s2SQ2z&syfp3RIdH8I!1CZE05$CH87x2fM3*;5ywZ$e6EH<|V^KaTq;Wt3F4*R=PT=1FaSuhn5W9`#"
+    "~vNG)b%-B$h&b^SxizNBKrDrKKCvCt8nxlCV~;3>9OR9v5Af_l7E6V^&;LLX3%lbT2!fIct#1-3wc4XYa52x~dG5"
+    "~4AN8;qhTGHv-Mb%;$fy1#<hS0Udk`4TWCG){hO!Awk5oT0MnzEqw=Z~g_(LM|oxD^+m^-3>I`vb_@h_2#p{6Nk("
+    "f0kY^-W*vOY{{z~ezYP"
+)
+
+_HAN_BASE = 0xFB40  # pyuca's implicit-weight lead for this group
+
+_collator: BaseCollator | None = None
+
+
+def _han_ranks() -> dict[int, int]:
+    import base64
+    import zlib
+
+    data = zlib.decompress(base64.b85decode("".join(_HAN_ORDER)))
+    numbers: list[int] = []
+    value = shift = 0
+    for byte in data:
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            numbers.append(value)
+            value = shift = 0
+    ranks: dict[int, int] = {}
+    end = 0
+    for zigzag, length in zip(numbers[::2], numbers[1::2]):
+        start = end + (zigzag >> 1 if not zigzag & 1 else -((zigzag + 1) >> 1))
+        for cp in range(start, start + length):
+            ranks[cp] = len(ranks)
+        end = start + length
+    return ranks
+
+
+def _pyuca() -> BaseCollator:
+    global _collator
+    if _collator is None:
+        from pyuca.collator import Collator_10_0_0
+
+        ranks = _han_ranks()
+
+        class _RootCollator(Collator_10_0_0):  # type: ignore[misc]
+            def implicit_weight(self, cp: int) -> list[list[int]]:
+                rank = ranks.get(cp)
+                if rank is None:
+                    weight: list[list[int]] = super().implicit_weight(cp)
+                    return weight
+                # Same shape as pyuca's implicit weights, ICU's order within.
+                return [[_HAN_BASE, 0x20, 0x02], [0x8000 | rank, 0, 0]]
+
+        _collator = _RootCollator()
+    return _collator
+
+
+def _join_surrogates(s: str) -> str:
+    # A str holding a surrogate *pair* is one astral character to JavaScript.
+    return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+@lru_cache(maxsize=8192)
+def locale_sort_key(s: str) -> tuple[int, ...]:
+    """A sort key that orders strings like JavaScript ``a.localeCompare(b)``.
+
+    Keys compare equal for strings ICU treats as equal (canonical equivalents
+    such as ``"é"`` and ``"e\\u0301"``, or strings differing only by ignorable
+    controls); with a stable sort, input order then decides, as in node.
+    """
+    primaries: list[int] = []
+    tertiaries: list[int] = []
+    for ch in s:
+        weight = _ASCII_GET(ch)
+        if weight is None:
+            break
+        primaries.append(weight[0])
+        tertiaries.append(weight[1])
+    else:
+        # Same layout as pyuca: primaries, 0, secondaries, 0, tertiaries, 0.
+        return (*primaries, 0, *([_SECONDARY] * len(s)), 0, *tertiaries, 0)
+    if "\ud800" <= max(s) and any("\ud800" <= c <= "\udfff" for c in s):
+        s = _join_surrogates(s)
+    key: tuple[int, ...] = _pyuca().sort_key(s)
+    return key
+
+
+def locale_sorted(strings: Iterable[str]) -> list[str]:
+    """``[...strings].sort((a, b) => a.localeCompare(b))`` (stable)."""
+    return sorted(strings, key=locale_sort_key)
+
+
+def js_sort_key(s: str) -> bytes:
+    """Key for JavaScript's default ``sort()``: UTF-16 code-unit order."""
+    return s.encode("utf-16-be", "surrogatepass")
+
+
+def js_sorted(strings: Iterable[str]) -> list[str]:
+    """``[...strings].sort()``: UTF-16 code units, which differs from Python's
+    code-point ``sorted()`` only for astral characters against U+E000–U+FFFF."""
+    return sorted(strings, key=js_sort_key)
+
+
+_MAX_INDEX = 4294967294  # largest array index: 2**32 - 2
+
+
+def _is_array_index(k: str) -> bool:
+    return (
+        k.isdigit()
+        and k.isascii()
+        and (k[0] != "0" or len(k) == 1)
+        and len(k) <= 10
+        and int(k) <= _MAX_INDEX
+    )
+
+
+class _NonStringKey(Exception):
+    pass
+
+
+@lru_cache(maxsize=4096)
+def _ordered_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
+    # Cached per key set: documents repeat the same shapes (nodes, edges…).
+    # Only all-str tuples get here successfully, so 1/True/"1" never collide.
+    index: list[str] = []
+    rest: list[str] = []
+    for k in keys:
+        if type(k) is not str:
+            if not isinstance(k, str):
+                raise _NonStringKey
+            k = str(k)
+        (index if _is_array_index(k) else rest).append(k)
+    index.sort(key=int)
+    rest.sort(key=locale_sort_key)
+    return (*index, *rest)
+
+
+def _js_property_key(k: object) -> str:
+    # String(k) in JavaScript, for the scalar keys a Python loader may produce.
+    if isinstance(k, str):
+        return str(k)
+    if k is None:
+        return "null"
+    if isinstance(k, bool):
+        return "true" if k else "false"
+    if isinstance(k, (int, float)):
+        return js_number(k)
+    raise TypeError(f"object key of type {type(k).__name__}")
+
+
+def _members(obj: dict[Any, Any]) -> list[tuple[str, Any]]:
+    keys = tuple(obj)
+    if len(keys) <= 64:
+        try:
+            return [(k, obj[k]) for k in _ordered_keys(keys)]
+        except _NonStringKey:
+            pass
+    # Large objects skip the cache; non-str keys become JavaScript property
+    # names, and a later duplicate overwrites the value (as in JavaScript).
+    coerced: dict[str, Any] = {}
+    for k, v in obj.items():
+        coerced[_js_property_key(k)] = v
+    order = _ordered_keys.__wrapped__(tuple(coerced))
+    return [(k, coerced[k]) for k in order]
+
+
+# --- serialisation ---------------------------------------------------------
+
+
+def _scalar(v: Any) -> str | None:
+    """JSON text of a non-container value; None when ``v`` is a container."""
+    if isinstance(v, str):
+        return _enc(v)
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, (int, float)):
+        return _json_number(v)
+    if isinstance(v, (dict, list, tuple)):
+        return None
+    raise TypeError(f"value of type {type(v).__name__} is not JSON")
+
+
+def _fail(problem: str, stack: list[list[Any]]) -> NoReturn:
+    from .errors import AgentGraphError, Diagnostic
+
+    parts: list[str] = []
+    for is_dict, items, pos, _ in stack:
+        step = items[pos - 1][0] if is_dict else str(pos - 1)
+        parts.append(step.replace("~", "~0").replace("/", "~1"))
+    pointer = "".join("/" + p for p in parts)
+    message = f"Cannot serialise value at `{pointer or '/'}`: {problem}"
+    raise AgentGraphError(
+        "value-not-serializable",
+        message,
+        [Diagnostic("value-not-serializable", message, pointer=pointer)],
+    )
+
+
+def _canonical(value: Any) -> str:
+    # One frame per open container: [is_dict, items, next position, id].
+    # Iterative, so nesting depth is bounded by memory, not the C stack.
+    stack: list[list[Any]] = []
+    try:
+        text = _scalar(value)
+    except TypeError as exc:
+        _fail(str(exc), stack)
+    if text is not None:
+        return text
+    out: list[str] = []
+    emit = out.append
+    open_ids: set[int] = set()
+
+    def push(container: Any) -> None:
+        oid = id(container)
+        if oid in open_ids:
+            _fail("circular structure", stack)
+        open_ids.add(oid)
+        if isinstance(container, dict):
+            try:
+                members = _members(container)
+            except TypeError as exc:
+                _fail(str(exc), stack)
+            stack.append([True, members, 0, oid])
+            emit("{")
+        else:
+            stack.append([False, container, 0, oid])
+            emit("[")
+
+    push(value)
+    while stack:
+        frame = stack[-1]
+        is_dict, items, i, _ = frame
+        n = len(items)
+        while i < n:
+            if is_dict:
+                key, child = items[i]
+                head = ("," if i else "") + _enc(key) + ":"
+            else:
+                child = items[i]
+                head = "," if i else ""
+            i += 1
+            t = type(child)
+            if t is str:
+                emit(head + _enc(child))
+            elif t is int and -_EXACT_INT <= child <= _EXACT_INT:
+                emit(head + str(child))
+            elif t is dict or t is list:
+                frame[2] = i
+                emit(head)
+                push(child)
+                break
+            else:
+                try:
+                    text = _scalar(child)
+                except TypeError as exc:
+                    frame[2] = i
+                    _fail(str(exc), stack)
+                if text is None:
+                    frame[2] = i
+                    emit(head)
+                    push(child)
+                    break
+                emit(head + text)
+        else:
+            emit("}" if is_dict else "]")
+            stack.pop()
+            open_ids.discard(frame[3])
+    return "".join(out)
+
+
+def _escape_lone_surrogates(text: str) -> str:
+    import re
+
+    def fix(m: re.Match[str]) -> str:
+        s = m.group()
+        return _join_surrogates(s) if len(s) == 2 else f"\\u{ord(s):04x}"
+
+    return re.sub("[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]", fix, text)
+
+
+def _utf8(text: str) -> bytes | None:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+
+
+def stable_stringify(value: Any) -> str:
+    """The reference's ``stableStringify(value)``: canonical JSON text.
+
+    Accepts dicts (any scalar keys; non-str keys become JavaScript property
+    names), lists, tuples, str, int, float, bool and None. Anything else, or a
+    circular structure, raises ``AgentGraphError("value-not-serializable")``
+    with the JSON pointer of the offending value.
+    """
+    text = _canonical(value)
+    if not text.isascii() and _utf8(text) is None:
+        text = _escape_lone_surrogates(text)
+    return text
+
+
+def _sha256_hex(data: bytes) -> str:
+    from hashlib import sha256
+
+    return "sha256:" + sha256(data).hexdigest()
+
+
+def digest_bytes(b: bytes) -> str:
+    """``sha256:`` + hex SHA-256 of ``b``."""
+    return _sha256_hex(b)
+
+
+def digest_text(s: str) -> str:
+    """The reference's ``digestText``: SHA-256 of the UTF-8 encoding of ``s``.
+
+    Like node, lone surrogates are encoded as U+FFFD.
+    """
+    data = _utf8(s)
+    if data is None:
+        fixed = s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+        data = fixed.encode("utf-8")
+    return _sha256_hex(data)
+
+
+def digest_value(v: Any) -> str:
+    """The reference's ``digestValue``: ``digest_text(stable_stringify(v))``."""
+    text = _canonical(v)
+    data = _utf8(text)
+    if data is None:
+        data = _escape_lone_surrogates(text).encode("utf-8")
+    return _sha256_hex(data)
+
+
+def digest_file(p: Path) -> str:
+    """SHA-256 of the raw bytes of file ``p``.
+
+    An unreadable file raises ``AgentGraphError("file-read-failed")``.
+    """
+    from hashlib import sha256
+
+    h = sha256()
+    try:
+        with open(p, "rb") as f:
+            while chunk := f.read(1 << 20):
+                h.update(chunk)
+    except OSError as exc:
+        from .errors import AgentGraphError, Diagnostic
+
+        where = str(Path(p).absolute())
+        message = f"Cannot read `{where}`: {exc.strerror or exc}"
+        raise AgentGraphError(
+            "file-read-failed", message, [Diagnostic("file-read-failed", message, path=where)]
+        ) from exc
+    return "sha256:" + h.hexdigest()

@@ -1,0 +1,62 @@
+"""Resolving the global options into a loaded Provider (and optional Skill binding)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ..errors import AgentGraphError
+from .render import FORMATS
+
+if TYPE_CHECKING:
+    from ..compiler.model import LoadedProvider
+    from ..compiler.skills import ResolvedBinding
+
+
+@dataclass(slots=True)
+class Options:
+    manifest: str | None
+    skill: str | None
+    registry: str | None
+    fmt: str
+
+    def bases(self) -> list[Path]:
+        """Directories that diagnostic paths may be relative to."""
+        out = []
+        if self.manifest:
+            out.append(Path(os.path.abspath(self.manifest)).parent)
+        return out
+
+
+def options(ctx: click.Context, **local: Any) -> Options:
+    """Merge subcommand-level global options over the group-level ones."""
+    root: dict[str, Any] = (ctx.find_root().obj or {})
+    merged = {key: local.get(key) if local.get(key) is not None else root.get(key)
+              for key in ("manifest", "skill", "registry", "fmt")}
+    fmt = merged["fmt"] or "human"
+    if fmt not in FORMATS:
+        raise AgentGraphError("format-invalid", f"Unsupported format: {fmt}")
+    ctx.find_root().obj = {**root, "fmt": fmt}
+    return Options(merged["manifest"], merged["skill"], merged["registry"], fmt)
+
+
+@dataclass(slots=True)
+class ProviderContext:
+    provider: LoadedProvider
+    binding: ResolvedBinding | None
+
+
+def load_context(opts: Options) -> ProviderContext:
+    from ..compiler.provider import load_provider
+    from ..compiler.skills import read_registry, resolve_skill_binding
+
+    registry = read_registry(opts.registry) if opts.registry else None
+    if opts.skill:
+        binding = resolve_skill_binding(opts.skill, registry)
+        return ProviderContext(binding.provider, binding)
+    manifest = opts.manifest or "provider.yaml"
+    return ProviderContext(load_provider(manifest), None)

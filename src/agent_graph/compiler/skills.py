@@ -1,0 +1,145 @@
+"""Skill bindings (``metadata.agent-graph*`` in SKILL.md) and host Provider registries."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .model import LoadedProvider
+from .paths import Origin, ensure_file
+from .sources import read_markdown, read_structured
+
+SKILL_BINDING_SCHEMA = "agent-graph.skill-binding.v1"
+_BINDING_KEYS = (("agent-graph", "locator"), ("agent-graph.graph", "graph"), ("agent-graph.entry", "entry"))
+_DRIVE_ABSOLUTE = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+def display_path(path: Path) -> str:
+    """A path as the user would recognise it: relative to the working directory when inside it."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return str(path) if rel.startswith("..") else rel.replace("\\", "/")
+
+
+@dataclass(frozen=True, slots=True)
+class SkillBinding:
+    skill_path: Path
+    locator: str
+    graph: str
+    entry: str
+    origin: Origin
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedBinding:
+    binding: SkillBinding
+    manifest_path: Path
+    provider: LoadedProvider
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SKILL_BINDING_SCHEMA,
+            "skillPath": str(self.binding.skill_path),
+            "locator": self.binding.locator,
+            "graph": self.binding.graph,
+            "entry": self.binding.entry,
+            "manifestPath": str(self.manifest_path),
+            "provider": self.provider.id,
+        }
+
+
+def read_registry(path: str | os.PathLike[str]) -> dict[str, Path]:
+    """Provider id -> manifest path, resolved against the registry file's directory."""
+    absolute = Path(os.path.abspath(path))
+    display = display_path(absolute)
+    doc = read_structured(absolute, display=display)
+    here = Origin(display, doc.source)
+    value = doc.value
+    if not isinstance(value, dict):
+        raise here.fail("registry-invalid", f"Provider registry must be an object: {path}")
+    pointer = "/providers" if "providers" in value else ""
+    providers = value["providers"] if "providers" in value else value
+    if not isinstance(providers, dict):
+        raise here.at(pointer).fail(
+            "registry-invalid", f"Provider registry providers must be an object: {path}"
+        )
+    out: dict[str, Path] = {}
+    for provider_id, manifest in providers.items():
+        if not isinstance(manifest, str):
+            raise here.at(f"{pointer}/{provider_id}").fail(
+                "registry-invalid", f"Provider {provider_id} must map to a manifest path"
+            )
+        out[provider_id] = Path(os.path.normpath(absolute.parent / manifest))
+    return out
+
+
+def read_skill_binding(skill_path: str | os.PathLike[str]) -> SkillBinding:
+    absolute = Path(os.path.abspath(skill_path))
+    display = display_path(absolute)
+    doc = read_markdown(absolute, display=display)
+    here = Origin(display, doc.source)
+    metadata = doc.value.get("metadata")
+    if not isinstance(metadata, dict):
+        raise here.at("/metadata").fail(
+            "skill-binding-missing", f"Skill {absolute} does not declare Agent Graph metadata"
+        )
+    values: dict[str, str] = {}
+    for key, name in _BINDING_KEYS:
+        value = metadata.get(key)
+        if not isinstance(value, str) or not value.strip():
+            raise here.at(f"/metadata/{key}" if key in metadata else "/metadata").fail(
+                "skill-binding-missing", f"Skill {absolute} does not declare metadata.{key}"
+            )
+        values[name] = value.strip()
+    return SkillBinding(absolute, values["locator"], values["graph"], values["entry"], here.at("/metadata/agent-graph"))
+
+
+def resolve_skill_binding(
+    skill_path: str | os.PathLike[str], registry: dict[str, Path] | None = None
+) -> ResolvedBinding:
+    """Read a Skill's binding, locate and load its Provider, and check Graph and Entry."""
+    from .provider import load_provider
+
+    binding = read_skill_binding(skill_path)
+    here, locator, skill = binding.origin, binding.locator, binding.skill_path
+    if locator.startswith("path:"):
+        reference = locator[len("path:") :]
+        if not reference:
+            raise here.fail("skill-locator-invalid", f"Skill path locator is empty: {skill}")
+        if os.path.isabs(reference) or _DRIVE_ABSOLUTE.match(reference):
+            raise here.fail("skill-locator-absolute", f"Skill path locator must be relative: {skill}")
+        manifest_path = Path(os.path.normpath(skill.parent / reference))
+        ensure_file(manifest_path, "skill provider manifest", here)
+    elif locator.startswith("provider:"):
+        provider_id = locator[len("provider:") :]
+        registered = (registry or {}).get(provider_id)
+        if registered is None:
+            raise here.fail(
+                "provider-unresolved",
+                f"Provider {provider_id} is not available; supply a host BundleResolver or --registry",
+            )
+        manifest_path = registered
+    else:
+        raise here.fail("skill-locator-invalid", f"Unsupported agent-graph locator in {skill}: {locator}")
+    ensure_file(manifest_path, "registered provider manifest", here)
+    provider = load_provider(manifest_path)
+    if locator.startswith("provider:") and provider.id != locator[len("provider:") :]:
+        raise here.fail(
+            "provider-id-mismatch",
+            f"Registry key {locator[len('provider:'):]} resolved to Provider {provider.id}",
+        )
+    graph = provider.graphs.get(binding.graph)
+    if graph is None:
+        raise here.at("/metadata/agent-graph.graph").fail(
+            "skill-graph-missing", f"Skill {skill} selects missing Graph {binding.graph}"
+        )
+    if binding.entry not in graph.definition["entrypoints"]:
+        raise here.at("/metadata/agent-graph.entry").fail(
+            "skill-entry-missing", f"Skill {skill} selects missing Entry {binding.graph}#{binding.entry}"
+        )
+    return ResolvedBinding(binding, manifest_path, provider)

@@ -1,0 +1,65 @@
+"""Parity with the Node reference CLI on its own public examples.
+
+Runs only when ``AGC_REFERENCE_CLI`` (the built ``agent-graph.mjs``) and
+``AGC_REFERENCE_DIR`` (its checkout, for ``examples/``) are set; nothing of the
+reference is part of this repository.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_graph.cli import main
+
+REF_CLI = os.environ.get("AGC_REFERENCE_CLI")
+REF_DIR = os.environ.get("AGC_REFERENCE_DIR")
+
+pytestmark = pytest.mark.skipif(
+    not (REF_CLI and REF_DIR and shutil.which("node")), reason="reference CLI not configured"
+)
+
+
+def _manifests() -> list[Path]:
+    if not REF_DIR:
+        return []
+    return sorted(Path(REF_DIR, "examples").glob("*/provider.yaml"))
+
+
+def reference(args: list[str]) -> tuple[int, dict[str, Any]]:
+    assert REF_CLI is not None
+    done = subprocess.run(
+        ["node", REF_CLI, *args, "--format", "json"], capture_output=True, text=True, check=False
+    )
+    text = done.stdout if done.returncode == 0 else done.stderr
+    return done.returncode, json.loads(text)
+
+
+def ours(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
+    code = main([*args, "--format", "json"])
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out if code == 0 else captured.err)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("manifest", _manifests(), ids=lambda p: p.parent.name)
+def test_reference_example_validates_the_same(manifest: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ref_code, ref_doc = reference(["validate", "-m", str(manifest)])
+    our_code, our_doc = ours(["validate", "-m", str(manifest)], capsys)
+    assert our_code == ref_code
+    if ref_code != 0:
+        assert our_doc["error"]["code"] == ref_doc["error"]["code"]
+        return
+    our_doc.pop("diagnostics", None)  # our 0.2-compatibility warnings; the reference has none
+    assert our_doc == ref_doc
+
+
+@pytest.mark.reference
+def test_reference_examples_found() -> None:
+    assert len(_manifests()) >= 10

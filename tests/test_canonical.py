@@ -45,11 +45,20 @@ DIGEST = re.compile(r"sha256:[0-9a-f]{64}\Z")
 # --- golden vectors: examples/getting-started, graph `main` ------------------
 
 GETTING_STARTED_FILES = [
-    ["actions/prepare.yaml", "sha256:9df822ee5bd4999758cf1d798cc7386d866ec4a3b5e05aa02b5e1864a9b45918"],
+    [
+        "actions/prepare.yaml",
+        "sha256:9df822ee5bd4999758cf1d798cc7386d866ec4a3b5e05aa02b5e1864a9b45918",
+    ],
     ["graphs/main.yaml", "sha256:345feb261ad65e5a6b56f49c8690f1d204228269a1d20317117ef41e49b57281"],
-    ["resources/prepare.md", "sha256:85fbf9d8d12d6deb43a080ebb2a6e85536b7954fea9f5e2d4943ff6c6a7c9340"],
-    ["skills/operator/SKILL.md", "sha256:51190f865acfa21f8b1a2775cadee49bca95d05ba57eede9bed3aa69174bf654"],
-]  # fmt: skip
+    [
+        "resources/prepare.md",
+        "sha256:85fbf9d8d12d6deb43a080ebb2a6e85536b7954fea9f5e2d4943ff6c6a7c9340",
+    ],
+    [
+        "skills/operator/SKILL.md",
+        "sha256:51190f865acfa21f8b1a2775cadee49bca95d05ba57eede9bed3aa69174bf654",
+    ],
+]
 GRAPH_DIGEST = "sha256:f537d5bc86e0b886ea1fa778fb90515add8e028fbe12d0401fa99a90882007d4"
 EMPTY_REVISION = "sha256:d29a7a271b95c7dc7f19d66cd6c13fc60eb20b3a5fc8e613d478fc5b6187597c"
 
@@ -266,8 +275,8 @@ def test_large_objects_bypass_the_key_cache() -> None:
         (-(2**60), "-1152921504606847000"), (10**21, "1e+21"), (1e16, "10000000000000000"),
         (1.2345678901234567e-5, "0.000012345678901234568"), (100, "100"),
         (0.000001234, "0.000001234"), (123.456, "123.456"), (4294967296, "4294967296"),
-        (1e300, "1e+300"), (9.5367431640625e-7, "9.5367431640625e-7"), (1 / 3, "0.3333333333333333"),
-        (25e20, "2.5e+21"), (1e15 + 0.3, "1000000000000000.2"),
+        (1e300, "1e+300"), (9.5367431640625e-7, "9.5367431640625e-7"),
+        (1 / 3, "0.3333333333333333"), (25e20, "2.5e+21"), (1e15 + 0.3, "1000000000000000.2"),
         (float("nan"), "NaN"), (float("inf"), "Infinity"), (float("-inf"), "-Infinity"),
         (10**400, "Infinity"), (-(10**400), "-Infinity"),
     ],
@@ -290,7 +299,7 @@ def test_json_numbers_and_literals() -> None:
 
 
 def test_string_escapes_match_json_stringify() -> None:
-    value = {"s": "\x00\x07\b\t\n\x0b\f\r\x1f\"\\/\x7f\u2028\u2029é😀\ud800x\udc00\ud83d"}
+    value = {"s": '\x00\x07\b\t\n\x0b\f\r\x1f"\\/\x7f\u2028\u2029é😀\ud800x\udc00\ud83d'}
     expected = (
         '{"s":"\\u0000\\u0007\\b\\t\\n\\u000b\\f\\r\\u001f\\"\\\\/\x7f\u2028\u2029é😀'
         '\\ud800x\\udc00\\ud83d"}'
@@ -376,10 +385,21 @@ def _without_surrogates(value: Any) -> bool:
     return not re.search("[\ud800-\udfff]", json.dumps(value, ensure_ascii=False))
 
 
+def _as_doubles(value: Any) -> Any:
+    """Numbers as JavaScript sees them (JSON may print 1.0 as the int 1)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, dict):
+        return {k: _as_doubles(v) for k, v in value.items()}
+    return [_as_doubles(v) for v in value]
+
+
 @given(JSON_VALUES)
 def test_output_is_json_for_the_same_value(value: Any) -> None:
     text = stable_stringify(value)
-    assert json.loads(text) == value
+    assert _as_doubles(json.loads(text)) == _as_doubles(value)
     if _without_surrogates(value):
         assert digest_value(value) == digest_text(text)
 
@@ -425,7 +445,7 @@ def test_digest_file_missing_is_structured(tmp_path: Path) -> None:
 def test_import_is_light() -> None:
     code = (
         "import sys, agent_graph.canonical as c; c.digest_value({'a': [1, 'b']});"
-        "heavy = {'pyuca', 'yaml', 'jsonschema', 'click', 'lark', 'agent_graph.errors'};"
+        "heavy = {'pyuca', 'yaml', 'jsonschema', 'click', 'lark'};"
         "print(sorted(heavy & set(sys.modules)))"
     )
     src = str(Path(canonical.__file__).resolve().parents[1])
@@ -449,7 +469,8 @@ _SPECIAL = {"\x00NaN": float("nan"), "\x00Infinity": float("inf"), "\x00-Infinit
 
 
 def _run_oracle(mode: str, lines: list[str]) -> list[str]:
-    assert _NODE and _REFERENCE_DIR
+    assert _NODE
+    assert _REFERENCE_DIR
     done = subprocess.run(
         [_NODE, str(_ORACLE), _REFERENCE_DIR, mode],
         input="\n".join(lines) + "\n",
@@ -465,7 +486,7 @@ def _run_oracle(mode: str, lines: list[str]) -> list[str]:
 
 def _transport(value: Any) -> Any:
     """The value with non-finite floats as marker strings (JSON cannot carry them)."""
-    if isinstance(value, float) and not value == value:
+    if isinstance(value, float) and value != value:
         return "\x00NaN"
     if isinstance(value, float) and value in (float("inf"), float("-inf")):
         return "\x00Infinity" if value > 0 else "\x00-Infinity"
@@ -476,7 +497,7 @@ def _transport(value: Any) -> Any:
     return value
 
 
-ASCII_KEY_PARTS = ["a", "b", "A", "B", "z", "_", "-", ".", "/", ":", " ", "0", "1", "9", "x1", "x10"]
+ASCII_KEY_PARTS = [*"abABz_-./: 019", "x1", "x10"]
 INDEX_LIKE = ["0", "1", "9", "10", "01", "-1", "1.5", "4294967294", "4294967295", "007"]
 # Everything pyuca collates like ICU root (see canonical.py's module docstring).
 NON_ASCII_PARTS = [
@@ -495,15 +516,15 @@ def _number(rng: random.Random) -> float | int:
     if pick < 0.25:
         return rng.randint(-1000, 1000)
     if pick < 0.35:
-        return rng.choice([2**53, 2**53 + 1, 2**60, -(2**63), 10**21, 10**400, 4294967295])
+        big: list[int] = [2**53, 2**53 + 1, 2**60, -(2**63), 10**21, 10**400, 4294967295]
+        return rng.choice(big)
     if pick < 0.45:
-        return rng.choice(
-            [-0.0, 5e-324, 0.1 + 0.2, 1e21, 1e-7, 1e-6, 1.7976931348623157e308,
-             float("nan"), float("inf"), float("-inf")]
-        )  # fmt: skip
+        special = [-0.0, 5e-324, 0.1 + 0.2, 1e21, 1e-7, 1e-6, 1.7976931348623157e308]
+        special += [float("nan"), float("inf"), float("-inf")]
+        return rng.choice(special)
     if pick < 0.55:
         return float(rng.randint(-(10**6), 10**6))
-    return rng.choice([-1, 1]) * rng.random() * 10 ** rng.randint(-30, 30)
+    return rng.choice([-1, 1]) * rng.random() * 10.0 ** rng.randint(-30, 30)
 
 
 def _random_key(rng: random.Random, parts: list[str]) -> str:
@@ -517,7 +538,10 @@ def _random_key(rng: random.Random, parts: list[str]) -> str:
 def _random_doc(rng: random.Random, parts: list[str], depth: int = 0) -> Any:
     kind = rng.random() if depth < 5 else 1.0
     if kind < 0.3:
-        return {_random_key(rng, parts): _random_doc(rng, parts, depth + 1) for _ in range(rng.randint(0, 7))}
+        return {
+            _random_key(rng, parts): _random_doc(rng, parts, depth + 1)
+            for _ in range(rng.randint(0, 7))
+        }
     if kind < 0.45:
         return [_random_doc(rng, parts, depth + 1) for _ in range(rng.randint(0, 5))]
     if kind < 0.65:
@@ -532,7 +556,9 @@ def _documents(count: int) -> list[Any]:
     docs: list[Any] = []
     for i in range(count):
         parts = ASCII_KEY_PARTS if i % 2 == 0 else ASCII_KEY_PARTS + NON_ASCII_PARTS
-        docs.append({_random_key(rng, parts): _random_doc(rng, parts) for _ in range(rng.randint(1, 8))})
+        docs.append(
+            {_random_key(rng, parts): _random_doc(rng, parts) for _ in range(rng.randint(1, 8))}
+        )
     return docs
 
 
@@ -542,7 +568,7 @@ def test_differential_stable_stringify_against_reference() -> None:
     lines = [json.dumps(_transport(d), ensure_ascii=True) for d in docs]
     expected = _run_oracle("stringify", lines)
     mismatches = []
-    for doc, line in zip(docs, expected):
+    for doc, line in zip(docs, expected, strict=True):
         text, _, digest = line.rpartition("\t")
         mine = stable_stringify(doc)
         if mine.encode("utf-8") != text.encode("utf-8") or digest_value(doc) != digest:
@@ -556,17 +582,21 @@ def test_differential_sorting_against_reference() -> None:
     parts = ASCII_KEY_PARTS + NON_ASCII_PARTS + INDEX_LIKE
     lists = [[_random_key(rng, parts) for _ in range(rng.randint(2, 10))] for _ in range(3000)]
     lists += [[chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(10)] for _ in range(500)]
-    lists.append(["\ue000", "😀", "\uffff", "\U0010ffff", "a"])
+    lists.append(["\ue000", "😀", "\uffff", "\U0010ffff", "a", "\ufffe", "\t", "", "\ufdd0"])
+    lists.append(["\ud800", "a\udc00", "\udfff", "b", "\U000f0000", "\ud83d"])
     out = _run_oracle("sort", [json.dumps(x) for x in lists])
-    for strings, line in zip(lists, out):
+    for strings, line in zip(lists, out, strict=True):
         collated, default = json.loads(line)
         assert locale_sorted(strings) == collated, strings
         assert js_sorted(strings) == default, strings
 
 
 def _load_han_tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("make_han_table", _ORACLE.with_name("make_han_table.py"))
-    assert spec and spec.loader
+    spec = importlib.util.spec_from_file_location(
+        "make_han_table", _ORACLE.with_name("make_han_table.py")
+    )
+    assert spec
+    assert spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

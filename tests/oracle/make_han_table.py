@@ -38,8 +38,12 @@ def han_order_from_node(node: str = "node") -> list[int]:
     chars = [chr(c) for c in han_code_points()]
     env = {**os.environ, "LC_ALL": "C.UTF-8"}
     done = subprocess.run(
-        [node, "-e", _SORT_JS], input=json.dumps(chars), capture_output=True, text=True,
-        env=env, check=True,
+        [node, "-e", _SORT_JS],
+        input=json.dumps(chars),
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
     )
     order: list[int] = json.loads(done.stdout)
     return order
@@ -74,7 +78,7 @@ def main() -> None:
     blob = encode(han_order_from_node())
     print("_HAN_ORDER = (")
     for i in range(0, len(blob), 88):
-        print(f'    "{blob[i:i + 88]}"')
+        print(f'    "{blob[i : i + 88]}"')
     print(")")
 
 

@@ -1,0 +1,633 @@
+"""Validation against the packaged ``agent-graph.*.v1`` JSON Schemas.
+
+Two engines decide together:
+
+* ``jsonschema-rs`` (Rust) answers "is it valid?" first. A 100,000-node Graph
+  takes a fraction of a second there, against tens of seconds in pure Python.
+* Python ``jsonschema`` explains a failure: its errors carry the schema context
+  needed for reference-style diagnostics (``schema.<keyword>``, instance pointer,
+  ``schemaPath``/``params``). For large documents only the array items the Rust
+  engine flagged are re-validated, so a single bad node does not cost a full pass.
+
+Both engines use ECMAScript pattern semantics and the ajv-formats ``date-time``
+check (:mod:`agent_graph.compiler.formats`), so they agree on acceptance; the test
+suite proves it on a corpus. Where the Rust engine cannot take a value (NaN,
+infinities) or is missing, Python decides alone.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agent_graph.compiler.formats import ecma_search, is_date_time
+from agent_graph.compiler.sourcemap import SourceMap, escape_token
+from agent_graph.errors import AgentGraphError, Diagnostic, Problem
+
+SCHEMA_BASE_URI = "https://agent-graph.dev/schemas/"
+
+SCHEMA_NAMES: tuple[str, ...] = tuple(
+    sorted(
+        (
+            "action",
+            "bundle",
+            "code-catalog",
+            "code-location",
+            "error",
+            "evaluation",
+            "graph",
+            "host-action-result",
+            "inspect",
+            "provider",
+            "resource",
+            "resource-location.file",
+            "resource-location.graph-action",
+            "resource-location.host-action",
+            "resource-read-receipts",
+            "resource.file",
+            "resource.graph-action",
+            "resource.host-action",
+            "route",
+            "run",
+            "skill-binding",
+            "test-case",
+        )
+    )
+)
+
+# Lists at least this long are pruned to their flagged items before the Python pass.
+PRUNE_MIN_ITEMS = 256
+# Flagged items explained per pruned list; the rest are counted, not explained.
+MAX_EXPLAINED_ITEMS = 100
+# Leading items always kept so that array keywords such as minItems still hold.
+_KEEP_HEAD = 2
+
+_Where = tuple[str | int, ...]
+
+
+def schema_root() -> Path:
+    """Directory holding the packaged ``*.schema.json`` files."""
+    import agent_graph.schemas as package
+
+    return Path(package.__file__).resolve().parent
+
+
+def _check_name(name: str) -> None:
+    if name not in SCHEMA_NAMES:
+        raise AgentGraphError("schema-type-unknown", f"Unknown schema type: {name}")
+
+
+def schema_path(name: str) -> Path:
+    """Path of the packaged schema file for ``name`` (``schema-type-unknown`` otherwise)."""
+    _check_name(name)
+    return schema_root() / f"{name}.schema.json"
+
+
+@functools.cache
+def _document(name: str) -> dict[str, Any]:
+    _check_name(name)
+    path = schema_path(name)
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise AgentGraphError(
+            "schema-compile-failed", f"Cannot compile schema type: {name} ({exc})"
+        ) from exc
+    if not isinstance(loaded, dict):
+        raise AgentGraphError("schema-compile-failed", f"Cannot compile schema type: {name}")
+    return loaded
+
+
+def schema_document(name: str) -> dict[str, Any]:
+    """A private copy of the schema document for ``name``."""
+    return copy.deepcopy(_document(name))
+
+
+def schema_id(name: str) -> str:
+    return f"{SCHEMA_BASE_URI}{name}.schema.json"
+
+
+# --------------------------------------------------------------------------- engines
+
+
+@functools.cache
+def _python_validator(name: str) -> Any:
+    from jsonschema import Draft202012Validator, FormatChecker, validators
+    from jsonschema.exceptions import ValidationError
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+
+    def pattern(validator: Any, regex: str, instance: Any, _schema: Any) -> Iterator[Any]:
+        # Python's `$` accepts a trailing newline; JSON Schema patterns are ECMAScript.
+        if validator.is_type(instance, "string") and not ecma_search(regex, instance):
+            yield ValidationError(f"{instance!r} does not match {regex!r}")
+
+    checker = FormatChecker(formats=())
+    checker.checks("date-time")(is_date_time)
+    # The stubs leave `extend` untyped; it returns a Draft 2020-12 validator class.
+    cls = validators.extend(  # type: ignore[no-untyped-call]
+        Draft202012Validator, {"pattern": pattern}
+    )
+    registry: Any = Registry().with_resources(
+        (schema_id(n), Resource.from_contents(_document(n), default_specification=DRAFT202012))
+        for n in SCHEMA_NAMES
+    )
+    return cls(_document(name), registry=registry, format_checker=checker)
+
+
+@functools.cache
+def _rust_registry() -> Any:
+    import jsonschema_rs
+
+    return jsonschema_rs.Registry([(schema_id(n), _document(n)) for n in SCHEMA_NAMES])
+
+
+@functools.cache
+def _rust_validator(name: str) -> Any | None:
+    try:
+        import jsonschema_rs
+    except ImportError:  # the fast path is optional; Python decides alone
+        return None
+    try:
+        return jsonschema_rs.Draft202012Validator(
+            _document(name),
+            formats={"date-time": is_date_time},
+            validate_formats=True,
+            registry=_rust_registry(),
+        )
+    except Exception:  # a build failure only costs speed
+        return None
+
+
+def _rust_verdict(name: str, value: Any) -> bool | None:
+    """True/False from the Rust engine, None when it is unavailable or refuses the value."""
+    validator = _rust_validator(name)
+    if validator is None:
+        return None
+    try:
+        return bool(validator.is_valid(value))
+    except Exception:
+        return None
+
+
+def _rust_flagged(name: str, value: Any) -> tuple[set[_Where], set[_Where]] | None:
+    """Instance paths the Rust engine reports (with every prefix), and the exact ones."""
+    validator = _rust_validator(name)
+    if validator is None:
+        return None
+    prefixes: set[_Where] = set()
+    exact: set[_Where] = set()
+    try:
+        pending = list(validator.iter_errors(value))
+        while pending:
+            err = pending.pop()
+            where = tuple(err.instance_path)
+            exact.add(where)
+            for end in range(len(where) + 1):
+                prefixes.add(where[:end])
+            kind = err.kind
+            for branch in getattr(kind, "context", None) or ():
+                pending.extend(branch)
+            nested = getattr(kind, "error", None)
+            if nested is not None and hasattr(nested, "instance_path"):
+                pending.append(nested)
+    except Exception:
+        return None
+    return prefixes, exact
+
+
+# --------------------------------------------------------------------------- pruning
+
+
+@dataclass(slots=True)
+class _Pruned:
+    value: Any
+    index_maps: dict[int, list[int]]  # id(pruned list) -> original indices
+    hidden: list[tuple[_Where, int]]  # (list path, flagged items not explained)
+
+
+def _prune(value: Any, prefixes: set[_Where], exact: set[_Where]) -> _Pruned:
+    """Copy ``value`` with every long list cut to a few leading items plus its flagged ones.
+
+    Items the Rust engine did not flag are valid, so dropping them loses no
+    finding. A list that is itself the target of an error (uniqueItems, minItems,
+    type …) is kept whole, so array keywords still see the original items.
+    """
+    maps: dict[int, list[int]] = {}
+    hidden: list[tuple[_Where, int]] = []
+
+    def walk(node: Any, here: _Where) -> Any:
+        if isinstance(node, dict):
+            return {k: walk(v, (*here, k)) for k, v in node.items()}
+        if not isinstance(node, list):
+            return node
+        if len(node) < PRUNE_MIN_ITEMS or here in exact:
+            return [walk(v, (*here, i)) for i, v in enumerate(node)]
+        flagged = (
+            [i for i in range(len(node)) if (*here, i) in prefixes] if here in prefixes else []
+        )
+        explained = flagged[:MAX_EXPLAINED_ITEMS]
+        if len(flagged) > len(explained):
+            hidden.append((here, len(flagged) - len(explained)))
+        keep = sorted(set(range(_KEEP_HEAD)) | set(explained))
+        pruned = [walk(node[i], (*here, i)) for i in keep]
+        maps[id(pruned)] = keep
+        return pruned
+
+    return _Pruned(walk(value, ()), maps, hidden)
+
+
+def _original_path(pruned: _Pruned, path: Sequence[str | int]) -> _Where:
+    out: list[str | int] = []
+    node = pruned.value
+    for token in path:
+        if isinstance(node, list) and isinstance(token, int):
+            mapping = pruned.index_maps.get(id(node))
+            out.append(mapping[token] if mapping is not None else token)
+            node = node[token]
+        elif isinstance(node, dict) and token in node:
+            out.append(token)
+            node = node[token]
+        else:
+            out.append(token)
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- diagnostics
+
+
+@dataclass(frozen=True, slots=True)
+class _Finding:
+    keyword: str
+    path: _Where
+    schema_path: _Where
+    params: dict[str, Any]
+    text: str
+
+
+def _pointer(path: Iterable[str | int]) -> str:
+    return "".join(f"/{escape_token(token)}" for token in path)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    # JSON equality: booleans are not numbers, 1 == 1.0.
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def _first_duplicate(items: Sequence[Any]) -> tuple[int, int] | None:
+    for i in range(1, len(items)):
+        for j in range(i):
+            if _same_json(items[i], items[j]):
+                return i, j
+    return None
+
+
+_LIMITS = {
+    "minLength": ("must NOT have fewer than {} characters", None),
+    "maxLength": ("must NOT have more than {} characters", None),
+    "minItems": ("must NOT have fewer than {} items", None),
+    "maxItems": ("must NOT have more than {} items", None),
+    "minProperties": ("must NOT have fewer than {} properties", None),
+    "maxProperties": ("must NOT have more than {} properties", None),
+    "minimum": ("must be >= {}", ">="),
+    "maximum": ("must be <= {}", "<="),
+    "exclusiveMinimum": ("must be > {}", ">"),
+    "exclusiveMaximum": ("must be < {}", "<"),
+}
+
+
+def _branch_index(error: Any) -> int | None:
+    rel = error.relative_schema_path
+    return rel[0] if rel and isinstance(rel[0], int) else None
+
+
+def _discriminators(branches: Sequence[Any]) -> set[str]:
+    """Members every branch pins with ``const``/``enum`` (``kind``, ``runner`` …)."""
+    keys: set[str] | None = None
+    for branch in branches:
+        props = branch.get("properties") if isinstance(branch, Mapping) else None
+        if not isinstance(props, Mapping):
+            return set()
+        pinned = {
+            k for k, s in props.items() if isinstance(s, Mapping) and ("const" in s or "enum" in s)
+        }
+        keys = pinned if keys is None else keys & pinned
+    return keys or set()
+
+
+def _rules_out(child: Any, keys: set[str]) -> bool:
+    rel = list(child.relative_path)
+    if child.validator == "type":
+        return not rel
+    return child.validator in ("const", "enum") and len(rel) == 1 and rel[0] in keys
+
+
+def _selected_branch(error: Any) -> list[Any] | None:
+    """The errors of the one ``oneOf`` branch the instance evidently meant, if any.
+
+    A branch is ruled out when the instance has the wrong JSON type for it, or
+    when a discriminator member (pinned by every branch) has another value.
+    """
+    branches = error.validator_value
+    if not isinstance(branches, list) or not error.context:
+        return None
+    keys = _discriminators(branches)
+    by_branch: dict[int, list[Any]] = {i: [] for i in range(len(branches))}
+    for child in error.context:
+        index = _branch_index(child)
+        if index in by_branch:
+            by_branch[index].append(child)
+    ruled_out = {
+        index
+        for index, errors in by_branch.items()
+        if any(_rules_out(child, keys) for child in errors)
+    }
+    candidates = [i for i in by_branch if i not in ruled_out]
+    if len(candidates) == 1 and by_branch[candidates[0]]:
+        return by_branch[candidates[0]]
+    return None
+
+
+def _one_of_text(error: Any) -> tuple[str, dict[str, Any]]:
+    branches = error.validator_value
+    failing = {_branch_index(c) for c in error.context}
+    passing = [i for i in range(len(branches)) if i not in failing] if error.context else []
+    text = "must match exactly one schema in oneOf"
+    simple = [b.get("required") for b in branches if isinstance(b, Mapping)]
+    if len(simple) == len(branches) and all(
+        isinstance(r, list) and len(r) == 1 and len(b) == 1
+        for r, b in zip(simple, branches, strict=True)
+    ):
+        names = ", ".join(f"'{r[0]}'" for r in simple if isinstance(r, list))
+        text = f"must have exactly one of the properties {names}"
+    if not error.context:
+        text += " (more than one matches)"
+    return text, {"passingSchemas": passing or None}
+
+
+def _describe(error: Any, note: str) -> tuple[str, dict[str, Any], str]:
+    """``(keyword, params, text)`` of a single-keyword error, in ajv's wording."""
+    keyword = error.validator
+    value = error.validator_value
+    instance = error.instance
+    if keyword == "type":
+        shown = ",".join(value) if isinstance(value, list) else value
+        return "type", {"type": value}, f"must be {shown}"
+    if keyword == "enum":
+        shown = ", ".join(_json(v) for v in value) if isinstance(value, list) else _json(value)
+        text = f"must be equal to one of the allowed values: {shown}"
+        return "enum", {"allowedValues": value}, text
+    if keyword == "const":
+        return "const", {"allowedValue": value}, f"must be equal to constant {_json(value)}"
+    if keyword == "pattern":
+        return "pattern", {"pattern": value}, f'must match pattern "{value}"'
+    if keyword == "format":
+        return "format", {"format": value}, f'must match format "{value}"'
+    if keyword in _LIMITS:
+        template, comparison = _LIMITS[keyword]
+        params: dict[str, Any] = {"limit": value}
+        if comparison is not None:
+            params["comparison"] = comparison
+        return keyword, params, template.format(_json(value))
+    if keyword == "uniqueItems":
+        pair = _first_duplicate(instance) if isinstance(instance, list) else None
+        if pair is None:
+            return keyword, {}, "must NOT have duplicate items"
+        text = f"must NOT have duplicate items (items ## {pair[1]} and {pair[0]} are identical)"
+        return keyword, {"i": pair[0], "j": pair[1]}, text
+    if keyword == "not":
+        if value == {}:
+            return keyword, {}, f"is not allowed {note or 'here'}"
+        if isinstance(value, Mapping) and set(value) == {"pattern"}:
+            return keyword, {}, f'must NOT match pattern "{value["pattern"]}"'
+        return keyword, {}, "must NOT be valid"
+    if keyword == "anyOf":
+        return keyword, {}, "must match a schema in anyOf"
+    if keyword is None or keyword == "false":
+        return "false", {}, "is not allowed (boolean schema false)"
+    return str(keyword), {}, str(error.message)
+
+
+def _is_property_name_error(schema_path: _Where) -> bool:
+    # jsonschema reports a bad key with the key as instance and the object's path.
+    for i in range(len(schema_path) - 1, -1, -1):
+        if schema_path[i] == "propertyNames" and (i == 0 or schema_path[i - 1] != "properties"):
+            return True
+    return False
+
+
+def _findings(error: Any, note: str = "") -> Iterator[_Finding]:
+    """Reference-style findings for one python-jsonschema error (recursing into oneOf)."""
+    keyword = error.validator
+    path: _Where = tuple(error.absolute_path)
+    schema_path: _Where = tuple(error.absolute_schema_path)
+    instance = error.instance
+    value = error.validator_value
+
+    if keyword == "oneOf":
+        selected = _selected_branch(error)
+        if selected is not None:
+            branch_note = _branch_note(error)
+            for child in selected:
+                yield from _findings(child, branch_note)
+            return
+        text, params = _one_of_text(error)
+        yield _Finding("oneOf", path, schema_path, params, text)
+        return
+    if _is_property_name_error(schema_path):
+        # Point at the member whose key is wrong.
+        _, _, text = _describe(error, note)
+        yield _Finding(
+            "propertyNames",
+            (*path, str(instance)),
+            schema_path,
+            {"propertyName": instance},
+            f"property name {_json(instance)} {text}",
+        )
+        return
+    if keyword == "required" and isinstance(value, list) and isinstance(instance, Mapping):
+        for name in value:
+            if name not in instance:
+                text = f"must have required property '{name}'"
+                yield _Finding(
+                    "required",
+                    path,
+                    schema_path,
+                    {"missingProperty": name},
+                    f"{text} {note}" if note else text,
+                )
+        return
+    if keyword == "additionalProperties" and value is False and isinstance(instance, Mapping):
+        schema = error.schema if isinstance(error.schema, Mapping) else {}
+        known = schema.get("properties", {})
+        patterns = schema.get("patternProperties", {})
+        for name in instance:
+            if name in known or any(ecma_search(p, name) for p in patterns):
+                continue
+            yield _Finding(
+                "additionalProperties",
+                (*path, name),
+                schema_path,
+                {"additionalProperty": name},
+                f"is not allowed: unknown property '{name}'",
+            )
+        return
+    keyword, params, text = _describe(error, note)
+    yield _Finding(keyword, path, schema_path, params, text)
+
+
+def _branch_note(error: Any) -> str:
+    """'when kind is action' for the branch a discriminator selected."""
+    instance = error.instance
+    keys = sorted(_discriminators(error.validator_value))
+    if not keys or not isinstance(instance, Mapping):
+        return ""
+    parts = [f"{key} is {_json(instance[key])}" for key in keys if key in instance]
+    return f"when {' and '.join(parts)}" if parts else ""
+
+
+def _document_order(value: Any, path: _Where) -> tuple[int, ...]:
+    """Sort key placing a path where its value appears in the document."""
+    key: list[int] = []
+    node = value
+    for token in path:
+        if isinstance(node, dict):
+            position = next((i for i, k in enumerate(node) if k == token), len(node))
+            key.append(position)
+            node = node.get(token) if isinstance(token, str) else None
+        elif isinstance(node, list) and isinstance(token, int) and 0 <= token < len(node):
+            key.append(token)
+            node = node[token]
+        else:
+            key.append(0)
+            node = None
+    return tuple(key)
+
+
+def _diagnostics(
+    findings: Iterable[_Finding], *, path: str, source: SourceMap | None
+) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    seen: set[tuple[str, _Where, _Where, str]] = set()
+    for finding in findings:
+        key = (finding.keyword, finding.path, finding.schema_path, _json(finding.params))
+        if key in seen:
+            continue
+        seen.add(key)
+        pointer = _pointer(finding.path)
+        where = source.locate(pointer) if source is not None else None
+        out.append(
+            Diagnostic(
+                code=f"schema.{finding.keyword}",
+                message=f"{pointer or '/'} {finding.text}",
+                severity="error",
+                path=path,
+                line=where[0] if where else None,
+                column=where[1] if where else None,
+                pointer=pointer,
+                detail={
+                    "schemaPath": "#" + _pointer(finding.schema_path),
+                    "params": finding.params,
+                },
+            )
+        )
+    return out
+
+
+def _python_findings(name: str, value: Any) -> list[_Finding]:
+    validator = _python_validator(name)
+    found = [f for err in validator.iter_errors(value) for f in _findings(err)]
+    # jsonschema visits some members in set order; report in document order instead.
+    found.sort(key=lambda f: _document_order(value, f.path))
+    return found
+
+
+def _pruned_findings(name: str, value: Any) -> tuple[list[_Finding], list[tuple[_Where, int]]]:
+    """Python findings for ``value``, validating only what the Rust engine flagged."""
+    flagged = _rust_flagged(name, value)
+    if flagged is None or not _has_long_list(value):
+        return _python_findings(name, value), []
+    pruned = _prune(value, *flagged)
+    found = _python_findings(name, pruned.value)
+    if not found:  # pruning must never hide a failure: explain the whole document
+        return _python_findings(name, value), []
+    remapped = [
+        _Finding(f.keyword, _original_path(pruned, f.path), f.schema_path, f.params, f.text)
+        for f in found
+    ]
+    return remapped, pruned.hidden
+
+
+def _has_long_list(value: Any) -> bool:
+    stack: list[Any] = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            if len(node) >= PRUNE_MIN_ITEMS:
+                return True
+            stack.extend(node)
+        elif isinstance(node, dict):
+            stack.extend(node.values())
+    return False
+
+
+def validate(
+    name: str, value: Any, *, path: str, source: SourceMap | None = None
+) -> Problem | None:
+    """Check ``value`` against ``<name>.schema.json``; ``None`` when it conforms.
+
+    Otherwise a ``schema-invalid`` :class:`Problem` ("<path> does not match
+    <name>.schema.json") with one diagnostic per finding: code ``schema.<keyword>``,
+    the instance pointer, line/column from ``source`` when given, and
+    ``detail = {schemaPath, params}``.
+    """
+    _check_name(name)
+    verdict = _rust_verdict(name, value)
+    if verdict is True:
+        return None
+    try:
+        if verdict is False:
+            findings, hidden = _pruned_findings(name, value)
+        else:
+            findings, hidden = _python_findings(name, value), []
+    except RecursionError:
+        diagnostic = Diagnostic(
+            "schema.depth", "/ nests too deeply to validate", "error", path, pointer=""
+        )
+        return Problem("schema-invalid", f"{path} does not match {name}.schema.json", [diagnostic])
+    if not findings:
+        return None
+    diagnostics = _diagnostics(findings, path=path, source=source)
+    for where, count in hidden:
+        pointer = _pointer(where)
+        located = source.locate(pointer) if source is not None else None
+        diagnostics.append(
+            Diagnostic(
+                code="schema.truncated",
+                message=f"{pointer or '/'} has {count} more invalid items that are not listed",
+                severity="error",
+                path=path,
+                line=located[0] if located else None,
+                column=located[1] if located else None,
+                pointer=pointer,
+                detail={"hidden": count},
+            )
+        )
+    return Problem("schema-invalid", f"{path} does not match {name}.schema.json", diagnostics)

@@ -24,7 +24,8 @@ def write_chain_provider(root: Path, nodes: int, *, graph_id: str = "chain") -> 
         encoding="utf-8",
     )
     (root / "actions" / "step.yaml").write_text(
-        "schema: agent-graph.action.v1\nid: step\nrunner: host\neffect: write\nhandler: bench.step\n",
+        "schema: agent-graph.action.v1\nid: step\nrunner: host\neffect: write\n"
+        "handler: bench.step\n",
         encoding="utf-8",
     )
     (root / "resources" / "step.md").write_text(

@@ -15,9 +15,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from generate import write_chain_provider  # noqa: E402
+from generate import write_chain_provider
 
-from agent_graph.compiler.provider import load_provider  # noqa: E402
+from agent_graph.compiler.provider import load_provider
 
 
 def measure(nodes: int, repeats: int) -> dict[str, float | int]:
@@ -37,7 +37,8 @@ def main() -> None:
     rows = [measure(n, 5 if n <= 1000 else 1) for n in sizes]
     print(f"{'nodes':>8} {'source KiB':>11} {'validate (median)':>18} {'runs':>5}")
     for row in rows:
-        print(f"{row['nodes']:>8} {row['bytes'] / 1024:>11.1f} {row['median_s'] * 1000:>15.1f} ms {row['runs']:>5}")
+        kib, ms = row["bytes"] / 1024, row["median_s"] * 1000
+        print(f"{row['nodes']:>8} {kib:>11.1f} {ms:>15.1f} ms {row['runs']:>5}")
     out = Path(__file__).resolve().parent / "results" / "validate.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps({"benchmark": "validate-chain", "rows": rows}, indent=2) + "\n")

@@ -49,7 +49,9 @@ def ours(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict
 
 @pytest.mark.reference
 @pytest.mark.parametrize("manifest", _manifests(), ids=lambda p: p.parent.name)
-def test_reference_example_validates_the_same(manifest: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_reference_example_validates_the_same(
+    manifest: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     ref_code, ref_doc = reference(["validate", "-m", str(manifest)])
     our_code, our_doc = ours(["validate", "-m", str(manifest)], capsys)
     assert our_code == ref_code

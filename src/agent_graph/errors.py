@@ -29,7 +29,11 @@ class Diagnostic:
     detail: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"code": self.code, "severity": self.severity, "message": self.message}
+        out: dict[str, Any] = {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+        }
         if self.path is not None:
             out["path"] = self.path
         detail: dict[str, Any] = {}
@@ -117,9 +121,7 @@ class ProblemSink:
         pointer: str | None = None,
         detail: dict[str, Any] | None = None,
     ) -> None:
-        diag = Diagnostic(
-            code, message, "error", path, line, column, pointer, dict(detail or {})
-        )
+        diag = Diagnostic(code, message, "error", path, line, column, pointer, dict(detail or {}))
         self.add(Problem(code, message, [diag]))
 
     def add_error(self, exc: AgentGraphError) -> None:

@@ -49,14 +49,35 @@ def _manifest_bases(argv: Sequence[str]) -> list[Path]:
 def provider_options(func: F) -> F:
     """Global options, accepted before or after the subcommand (the reference allows both)."""
     options = [
-        click.option("-m", "--manifest", "manifest", default=None, metavar="PATH",
-                     help="Provider manifest (default: provider.yaml in the working directory)."),
-        click.option("--skill", "skill", default=None, metavar="SKILL.md",
-                     help="Select Provider, Graph and Entry through a Skill binding."),
-        click.option("--registry", "registry", default=None, metavar="PATH",
-                     help="Host registry mapping provider ids to manifests (for provider: locators)."),
-        click.option("--format", "fmt", default=None, metavar="human|json",
-                     help="Output format (default: human)."),
+        click.option(
+            "-m",
+            "--manifest",
+            "manifest",
+            default=None,
+            metavar="PATH",
+            help="Provider manifest (default: provider.yaml in the working directory).",
+        ),
+        click.option(
+            "--skill",
+            "skill",
+            default=None,
+            metavar="SKILL.md",
+            help="Select Provider, Graph and Entry through a Skill binding.",
+        ),
+        click.option(
+            "--registry",
+            "registry",
+            default=None,
+            metavar="PATH",
+            help="Host registry mapping provider ids to manifests (for provider: locators).",
+        ),
+        click.option(
+            "--format",
+            "fmt",
+            default=None,
+            metavar="human|json",
+            help="Output format (default: human).",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -65,12 +86,20 @@ def provider_options(func: F) -> F:
 
 @click.group(context_settings=CONTEXT_SETTINGS, invoke_without_command=True)
 @click.version_option(
-    __version__, "-V", "--version", message=f"agc %(version)s (Agent Graph protocol {PROTOCOL_VERSION})"
+    __version__,
+    "-V",
+    "--version",
+    message=f"agc %(version)s (Agent Graph protocol {PROTOCOL_VERSION})",
 )
 @provider_options
 @click.pass_context
-def cli(ctx: click.Context, manifest: str | None, skill: str | None, registry: str | None,
-        fmt: str | None) -> None:
+def cli(
+    ctx: click.Context,
+    manifest: str | None,
+    skill: str | None,
+    registry: str | None,
+    fmt: str | None,
+) -> None:
     """Compile, check and evaluate Agent Graph Providers.
 
     \b
@@ -110,12 +139,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except RecursionError:  # a last guard: deep input must never print a traceback
-        emit_error(fmt if fmt in FORMATS else "human",
-                   AgentGraphError("unexpected-error", "input nests too deeply"))
+        emit_error(
+            fmt if fmt in FORMATS else "human",
+            AgentGraphError("unexpected-error", "input nests too deeply"),
+        )
         return 1
-    except Exception as exc:  # noqa: BLE001 — last resort: never a traceback for users
-        emit_error(fmt if fmt in FORMATS else "human",
-                   AgentGraphError("unexpected-error", f"{type(exc).__name__}: {exc}"))
+    except Exception as exc:
+        emit_error(
+            fmt if fmt in FORMATS else "human",
+            AgentGraphError("unexpected-error", f"{type(exc).__name__}: {exc}"),
+        )
         return 1
     return result if isinstance(result, int) else 0
 

@@ -34,9 +34,11 @@ class Options:
 
 def options(ctx: click.Context, **local: Any) -> Options:
     """Merge subcommand-level global options over the group-level ones."""
-    root: dict[str, Any] = (ctx.find_root().obj or {})
-    merged = {key: local.get(key) if local.get(key) is not None else root.get(key)
-              for key in ("manifest", "skill", "registry", "fmt")}
+    root: dict[str, Any] = ctx.find_root().obj or {}
+    merged = {
+        key: local.get(key) if local.get(key) is not None else root.get(key)
+        for key in ("manifest", "skill", "registry", "fmt")
+    }
     fmt = merged["fmt"] or "human"
     if fmt not in FORMATS:
         raise AgentGraphError("format-invalid", f"Unsupported format: {fmt}")

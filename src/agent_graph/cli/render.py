@@ -58,7 +58,9 @@ def warnings_lines(warnings: Sequence[Diagnostic], bases: Sequence[Path]) -> lis
 
 def emit_error(fmt: str, error: AgentGraphError, bases: Sequence[Path] = ()) -> None:
     if fmt == "json":
-        sys.stderr.write(json.dumps(error.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n")
+        sys.stderr.write(
+            json.dumps(error.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n"
+        )
         return
     out = [f"ERROR {error.code}: {error.message}"]
     search = [*bases, Path(os.getcwd())]

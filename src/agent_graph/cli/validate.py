@@ -13,8 +13,10 @@ from .render import emit, warnings_lines
 
 def _counts_line(inspection: dict[str, Any]) -> str:
     c = inspection["counts"]
-    return (f"{c['graphs']} graph(s), {c['actions']} action(s), {c['resources']} resource(s), "
-            f"{c['codes']} code(s)")
+    return (
+        f"{c['graphs']} graph(s), {c['actions']} action(s), {c['resources']} resource(s), "
+        f"{c['codes']} code(s)"
+    )
 
 
 def _with_warnings(document: dict[str, Any], warnings: list[Any]) -> dict[str, Any]:

@@ -29,7 +29,9 @@ def action_files(root: Path, action: LoadedAction, label: str) -> list[Path]:
     definition = action.definition
     here = Origin(action.rel, action.doc.source)
     out = [action.path]
-    refs: list[tuple[str, str]] = [(f"/{name}", definition[name]) for name in _FILE_FIELDS if name in definition]
+    refs: list[tuple[str, str]] = [
+        (f"/{name}", definition[name]) for name in _FILE_FIELDS if name in definition
+    ]
     refs += [(f"/files/{i}", ref) for i, ref in enumerate(definition.get("files", []))]
     for pointer, ref in refs:
         out.append(contained_file(root, ref, (label, label), here.at(pointer)))

@@ -18,9 +18,7 @@ import functools
 import re
 
 # ECMAScript WhiteSpace + LineTerminator, the set `\s` matches in JavaScript.
-_JS_SPACE = (
-    "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
+_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 _JS_LINE_TERMINATORS = "\n\r\u2028\u2029"
 
 # Escapes whose meaning must be spelled out for Python (outside / inside a class).

@@ -17,26 +17,25 @@ from typing import Any
 
 from ..errors import AgentGraphError, Diagnostic
 from .model import LoadedAction, LoadedResource
-from .paths import Origin
+from .paths import Origin, portable
 from .sourcemap import join_pointer
 from .sources import read_structured
 
 SCHEMA_IDENTITY = re.compile(r"^[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?/v[1-9][0-9]*\Z")
 
 
-def schema_identity(document: Any) -> str | None:
-    """The versioned protocol identity of a JSON Schema document, or None when it has none."""
-    if not isinstance(document, dict):
-        return None
-    identity = document.get("$id")
+def identity_problem(document: Any) -> str | None:
+    """JSON pointer of what breaks a schema's versioned protocol identity; None when sound."""
+    if not isinstance(document, dict) or "$id" not in document:
+        return ""
+    identity = document["$id"]
     if not isinstance(identity, str) or not SCHEMA_IDENTITY.match(identity):
-        return None
-    protocol = document.get("properties", {}).get("protocol") if isinstance(
-        document.get("properties"), dict
-    ) else None
+        return "/$id"
+    properties = document.get("properties")
+    protocol = properties.get("protocol") if isinstance(properties, dict) else None
     if isinstance(protocol, dict) and "const" in protocol and protocol["const"] != identity:
-        return None
-    return identity
+        return "/properties/protocol/const"
+    return None
 
 
 def dynamic_resource_problems(
@@ -48,7 +47,8 @@ def dynamic_resource_problems(
     if definition["effect"] != "read":
         problems.append(
             origin.fail(
-                "materializer-effect-invalid", f"Resource materializer {action.id} must have effect: read"
+                "materializer-effect-invalid",
+                f"Resource materializer {action.id} must have effect: read",
             )
         )
     if resource.protocol != "host-action":
@@ -80,20 +80,21 @@ def dynamic_resource_problems(
         return problems
     schemas: dict[str, Any] = {}
     for name in ("inputSchema", "outputSchema"):
-        at = Origin(action.rel, action.doc.source, f"/{name}")
         path = Path(os.path.normpath(root / definition[name]))
+        rel = portable(root, path)
         try:
-            document = read_structured(path, display=definition[name]).value
+            doc = read_structured(path, display=rel)
         except AgentGraphError as exc:
             problems.append(exc)
             continue
-        if schema_identity(document) is None:
+        document = doc.value
+        pointer = identity_problem(document)
+        if pointer is not None:
             problems.append(
-                at.fail(
+                Origin(rel, doc.source, pointer).fail(
                     "resource-schema-identity-invalid",
-                    f"Action {action.id} {name} {definition[name]} must declare a versioned "
-                    "protocol identity: $id like name/v1, equal to properties.protocol.const "
-                    "when present",
+                    f"Action {action.id} {name} {rel} must declare a versioned protocol "
+                    "identity: $id like name/v1, equal to properties.protocol.const when present",
                 )
             )
             continue
@@ -103,7 +104,9 @@ def dynamic_resource_problems(
     return problems
 
 
-def _input_problems(resource: LoadedResource, input_schema: dict[str, Any]) -> list[AgentGraphError]:
+def _input_problems(
+    resource: LoadedResource, input_schema: dict[str, Any]
+) -> list[AgentGraphError]:
     from jsonschema import validators
     from jsonschema.exceptions import SchemaError
 
@@ -118,7 +121,9 @@ def _input_problems(resource: LoadedResource, input_schema: dict[str, Any]) -> l
                 f"Input schema of resource {resource.id} is not a valid JSON Schema: {exc.message}",
             )
         ]
-    errors = sorted(cls(input_schema).iter_errors(resource.metadata["input"]), key=lambda e: list(e.path))
+    errors = sorted(
+        cls(input_schema).iter_errors(resource.metadata["input"]), key=lambda e: list(e.path)
+    )
     if not errors:
         return []
     message = f"Resource {resource.id} input does not match its materializer input schema"

@@ -61,7 +61,9 @@ def resolve_contained(root: Path, reference: str, label: str, origin: Origin) ->
         raise origin.fail("absolute-path-forbidden", f"{label} must be relative: {reference}")
     resolved = Path(os.path.normpath(root / reference))
     if _escapes(os.path.relpath(resolved, root)):
-        raise origin.fail("path-outside-provider", f"{label} escapes the provider root: {reference}")
+        raise origin.fail(
+            "path-outside-provider", f"{label} escapes the provider root: {reference}"
+        )
     return resolved
 
 

@@ -148,7 +148,8 @@ class _Loader:
             if code in catalog.entries:
                 self.sink.add_error(
                     at.at(f"/codes/{index}/code").fail(
-                        "code-catalog-code-duplicate", f"Code catalog contains duplicate code: {code}"
+                        "code-catalog-code-duplicate",
+                        f"Code catalog contains duplicate code: {code}",
                     )
                 )
                 continue
@@ -227,7 +228,8 @@ class _Loader:
             if child is None:
                 self.sink.add_error(
                     at.at(f"{base}/graph").fail(
-                        "subgraph-missing", f"Graph {graph_id} references missing subgraph {child_id}"
+                        "subgraph-missing",
+                        f"Graph {graph_id} references missing subgraph {child_id}",
                     )
                 )
             elif node["entry"] not in child.definition["entrypoints"]:
@@ -241,7 +243,9 @@ class _Loader:
                 children.append(child_id)
             return
         if kind == "action":
-            self.include_action(node["action"], at.at(f"{base}/action"), direct, "action referenced file")
+            self.include_action(
+                node["action"], at.at(f"{base}/action"), direct, "action referenced file"
+            )
         if kind == "gate":
             self.check_gate(graph_id, node, at, direct)
         if kind in ("action", "gate"):
@@ -391,7 +395,9 @@ class _Loader:
                         direct[file] = None
 
 
-def load_provider(manifest: str | os.PathLike[str], *, sink: ProblemSink | None = None) -> LoadedProvider:
+def load_provider(
+    manifest: str | os.PathLike[str], *, sink: ProblemSink | None = None
+) -> LoadedProvider:
     """Load and check a Provider; raise :class:`AgentGraphError` listing every problem found."""
     sink = sink if sink is not None else ProblemSink()
     manifest_path = Path(os.path.abspath(manifest))
@@ -425,7 +431,12 @@ def load_provider(manifest: str | os.PathLike[str], *, sink: ProblemSink | None 
     loader.check_dynamic_resources()
     sink.raise_if_failed()
     graph_digests, digest = compute_digests(
-        loader.root, manifest_path, manifest_value, loader.files, loader.graph_files, loader.dependencies
+        loader.root,
+        manifest_path,
+        manifest_value,
+        loader.files,
+        loader.graph_files,
+        loader.dependencies,
     )
     return LoadedProvider(
         manifest_path=manifest_path,

@@ -31,32 +31,15 @@ from agent_graph.errors import AgentGraphError, Diagnostic, Problem
 
 SCHEMA_BASE_URI = "https://agent-graph.dev/schemas/"
 
+# One name per packaged file; kept as words so the list reads as a table.
 SCHEMA_NAMES: tuple[str, ...] = tuple(
     sorted(
-        (
-            "action",
-            "bundle",
-            "code-catalog",
-            "code-location",
-            "error",
-            "evaluation",
-            "graph",
-            "host-action-result",
-            "inspect",
-            "provider",
-            "resource",
-            "resource-location.file",
-            "resource-location.graph-action",
-            "resource-location.host-action",
-            "resource-read-receipts",
-            "resource.file",
-            "resource.graph-action",
-            "resource.host-action",
-            "route",
-            "run",
-            "skill-binding",
-            "test-case",
-        )
+        """
+        action bundle code-catalog code-location error evaluation graph host-action-result
+        inspect provider resource resource-location.file resource-location.graph-action
+        resource-location.host-action resource-read-receipts resource.file
+        resource.graph-action resource.host-action route run skill-binding test-case
+        """.split()  # noqa: SIM905
     )
 )
 
@@ -133,11 +116,15 @@ def _python_validator(name: str) -> Any:
     cls = validators.extend(  # type: ignore[no-untyped-call]
         Draft202012Validator, {"pattern": pattern}
     )
+    # jsonschema picks the validator class of a referenced document from its
+    # `$schema`, which would swap in the stock class (Python `$`) behind every
+    # cross-file `$ref`. Registered without `$schema`, they keep ours.
+    bare = {n: {k: v for k, v in _document(n).items() if k != "$schema"} for n in SCHEMA_NAMES}
     registry: Any = Registry().with_resources(
-        (schema_id(n), Resource.from_contents(_document(n), default_specification=DRAFT202012))
+        (schema_id(n), Resource.from_contents(bare[n], default_specification=DRAFT202012))
         for n in SCHEMA_NAMES
     )
-    return cls(_document(name), registry=registry, format_checker=checker)
+    return cls(bare[name], registry=registry, format_checker=checker)
 
 
 @functools.cache
@@ -278,24 +265,29 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
-def _same_json(a: Any, b: Any) -> bool:
-    # JSON equality: booleans are not numbers, 1 == 1.0.
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
-    return type(a) is type(b) and a == b
+def _json_key(value: Any) -> str:
+    """Equal for equal JSON values: 1 and 1.0 alike, true and 1 not."""
+
+    def norm(v: Any) -> Any:
+        if isinstance(v, float) and v.is_integer():
+            return int(v)
+        if isinstance(v, list):
+            return [norm(x) for x in v]
+        if isinstance(v, dict):
+            return {k: norm(x) for k, x in v.items()}
+        return v
+
+    return json.dumps(norm(value), sort_keys=True, default=repr)
 
 
 def _first_duplicate(items: Sequence[Any]) -> tuple[int, int] | None:
-    for i in range(1, len(items)):
-        for j in range(i):
-            if _same_json(items[i], items[j]):
-                return i, j
+    """ajv's report of the first duplicate pair, scanning from the end: ``(i, j)``, i < j."""
+    seen: dict[str, int] = {}
+    for i in range(len(items) - 1, -1, -1):
+        key = _json_key(items[i])
+        if key in seen:
+            return i, seen[key]
+        seen[key] = i
     return None
 
 
@@ -363,6 +355,28 @@ def _selected_branch(error: Any) -> list[Any] | None:
     if len(candidates) == 1 and by_branch[candidates[0]]:
         return by_branch[candidates[0]]
     return None
+
+
+def _bad_discriminator(error: Any) -> bool:
+    """True when a discriminator member matches no branch and is checked on its own.
+
+    The object's own ``properties`` constrain that member (``kind``'s enum), so a
+    separate error already names the bad value; a bare oneOf would only repeat it.
+    """
+    instance = error.instance
+    if not isinstance(instance, Mapping) or not isinstance(error.schema, Mapping):
+        return False
+    own = error.schema.get("properties", {})
+    for key in _discriminators(error.validator_value):
+        checked = own.get(key)
+        if key not in instance or not isinstance(checked, Mapping):
+            continue
+        if ("enum" in checked or "const" in checked) and all(
+            any(_rules_out(c, {key}) for c in error.context if _branch_index(c) == i)
+            for i in range(len(error.validator_value))
+        ):
+            return True
+    return False
 
 
 def _one_of_text(error: Any) -> tuple[str, dict[str, Any]]:
@@ -448,6 +462,8 @@ def _findings(error: Any, note: str = "") -> Iterator[_Finding]:
             for child in selected:
                 yield from _findings(child, branch_note)
             return
+        if _bad_discriminator(error):
+            return  # e.g. `kind: acton`: the member's own enum error says it all
         text, params = _one_of_text(error)
         yield _Finding("oneOf", path, schema_path, params, text)
         return

@@ -10,10 +10,15 @@ from typing import Any
 
 from .model import LoadedProvider
 from .paths import Origin, ensure_file
+from .sourcemap import join_pointer
 from .sources import read_markdown, read_structured
 
 SKILL_BINDING_SCHEMA = "agent-graph.skill-binding.v1"
-_BINDING_KEYS = (("agent-graph", "locator"), ("agent-graph.graph", "graph"), ("agent-graph.entry", "entry"))
+_BINDING_KEYS = (
+    ("agent-graph", "locator"),
+    ("agent-graph.graph", "graph"),
+    ("agent-graph.entry", "entry"),
+)
 _DRIVE_ABSOLUTE = re.compile(r"^[A-Za-z]:[\\/]")
 
 
@@ -53,8 +58,16 @@ class ResolvedBinding:
         }
 
 
-def read_registry(path: str | os.PathLike[str]) -> dict[str, Path]:
-    """Provider id -> manifest path, resolved against the registry file's directory."""
+@dataclass(frozen=True, slots=True)
+class Registry:
+    """A host's Provider registry: id -> manifest path, and where each entry was written."""
+
+    paths: dict[str, Path]
+    origins: dict[str, Origin]
+
+
+def read_registry(path: str | os.PathLike[str]) -> Registry:
+    """Read a registry file; manifest paths resolve against the registry file's directory."""
     absolute = Path(os.path.abspath(path))
     display = display_path(absolute)
     doc = read_structured(absolute, display=display)
@@ -62,20 +75,25 @@ def read_registry(path: str | os.PathLike[str]) -> dict[str, Path]:
     value = doc.value
     if not isinstance(value, dict):
         raise here.fail("registry-invalid", f"Provider registry must be an object: {path}")
-    pointer = "/providers" if "providers" in value else ""
-    providers = value["providers"] if "providers" in value else value
+    # like the reference's `providers ?? root`: a null providers member means the whole file
+    nested = value.get("providers")
+    pointer = "" if nested is None else "/providers"
+    providers = value if nested is None else nested
     if not isinstance(providers, dict):
         raise here.at(pointer).fail(
             "registry-invalid", f"Provider registry providers must be an object: {path}"
         )
-    out: dict[str, Path] = {}
+    paths: dict[str, Path] = {}
+    origins: dict[str, Origin] = {}
     for provider_id, manifest in providers.items():
+        origin = here.at(join_pointer(pointer, provider_id))
         if not isinstance(manifest, str):
-            raise here.at(f"{pointer}/{provider_id}").fail(
+            raise origin.fail(
                 "registry-invalid", f"Provider {provider_id} must map to a manifest path"
             )
-        out[provider_id] = Path(os.path.normpath(absolute.parent / manifest))
-    return out
+        paths[provider_id] = Path(os.path.normpath(absolute.parent / manifest))
+        origins[provider_id] = origin
+    return Registry(paths, origins)
 
 
 def read_skill_binding(skill_path: str | os.PathLike[str]) -> SkillBinding:
@@ -96,11 +114,17 @@ def read_skill_binding(skill_path: str | os.PathLike[str]) -> SkillBinding:
                 "skill-binding-missing", f"Skill {absolute} does not declare metadata.{key}"
             )
         values[name] = value.strip()
-    return SkillBinding(absolute, values["locator"], values["graph"], values["entry"], here.at("/metadata/agent-graph"))
+    return SkillBinding(
+        absolute,
+        values["locator"],
+        values["graph"],
+        values["entry"],
+        here.at("/metadata/agent-graph"),
+    )
 
 
 def resolve_skill_binding(
-    skill_path: str | os.PathLike[str], registry: dict[str, Path] | None = None
+    skill_path: str | os.PathLike[str], registry: Registry | None = None
 ) -> ResolvedBinding:
     """Read a Skill's binding, locate and load its Provider, and check Graph and Entry."""
     from .provider import load_provider
@@ -112,26 +136,32 @@ def resolve_skill_binding(
         if not reference:
             raise here.fail("skill-locator-invalid", f"Skill path locator is empty: {skill}")
         if os.path.isabs(reference) or _DRIVE_ABSOLUTE.match(reference):
-            raise here.fail("skill-locator-absolute", f"Skill path locator must be relative: {skill}")
+            raise here.fail(
+                "skill-locator-absolute", f"Skill path locator must be relative: {skill}"
+            )
         manifest_path = Path(os.path.normpath(skill.parent / reference))
         ensure_file(manifest_path, "skill provider manifest", here)
     elif locator.startswith("provider:"):
         provider_id = locator[len("provider:") :]
-        registered = (registry or {}).get(provider_id)
+        registered = registry.paths.get(provider_id) if registry is not None else None
         if registered is None:
             raise here.fail(
                 "provider-unresolved",
-                f"Provider {provider_id} is not available; supply a host BundleResolver or --registry",
+                f"Provider {provider_id} is not available; "
+                "supply a host BundleResolver or --registry",
             )
         manifest_path = registered
     else:
-        raise here.fail("skill-locator-invalid", f"Unsupported agent-graph locator in {skill}: {locator}")
+        raise here.fail(
+            "skill-locator-invalid", f"Unsupported agent-graph locator in {skill}: {locator}"
+        )
     ensure_file(manifest_path, "registered provider manifest", here)
     provider = load_provider(manifest_path)
     if locator.startswith("provider:") and provider.id != locator[len("provider:") :]:
-        raise here.fail(
+        assert registry is not None  # a provider: locator resolved only through the registry
+        raise registry.origins[locator[len("provider:") :]].fail(
             "provider-id-mismatch",
-            f"Registry key {locator[len('provider:'):]} resolved to Provider {provider.id}",
+            f"Registry key {locator[len('provider:') :]} resolved to Provider {provider.id}",
         )
     graph = provider.graphs.get(binding.graph)
     if graph is None:
@@ -140,6 +170,7 @@ def resolve_skill_binding(
         )
     if binding.entry not in graph.definition["entrypoints"]:
         raise here.at("/metadata/agent-graph.entry").fail(
-            "skill-entry-missing", f"Skill {skill} selects missing Entry {binding.graph}#{binding.entry}"
+            "skill-entry-missing",
+            f"Skill {skill} selects missing Entry {binding.graph}#{binding.entry}",
         )
     return ResolvedBinding(binding, manifest_path, provider)

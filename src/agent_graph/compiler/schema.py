@@ -358,10 +358,10 @@ def _selected_branch(error: Any) -> list[Any] | None:
 
 
 def _bad_discriminator(error: Any) -> bool:
-    """True when a discriminator member matches no branch and is checked on its own.
+    """True when a discriminator member has a value its own ``enum``/``const`` rejects.
 
-    The object's own ``properties`` constrain that member (``kind``'s enum), so a
-    separate error already names the bad value; a bare oneOf would only repeat it.
+    That check reports the bad value itself (``kind: acton``); a bare oneOf on
+    the object would only repeat it.
     """
     instance = error.instance
     if not isinstance(instance, Mapping) or not isinstance(error.schema, Mapping):
@@ -371,10 +371,9 @@ def _bad_discriminator(error: Any) -> bool:
         checked = own.get(key)
         if key not in instance or not isinstance(checked, Mapping):
             continue
-        if ("enum" in checked or "const" in checked) and all(
-            any(_rules_out(c, {key}) for c in error.context if _branch_index(c) == i)
-            for i in range(len(error.validator_value))
-        ):
+        value = _json_key(instance[key])
+        allowed = checked.get("enum", [checked["const"]] if "const" in checked else None)
+        if isinstance(allowed, list) and all(_json_key(v) != value for v in allowed):
             return True
     return False
 
@@ -569,7 +568,12 @@ def _diagnostics(
 
 def _python_findings(name: str, value: Any) -> list[_Finding]:
     validator = _python_validator(name)
-    found = [f for err in validator.iter_errors(value) for f in _findings(err)]
+    errors = list(validator.iter_errors(value))
+    found = [f for err in errors for f in _findings(err)]
+    if errors and not found:  # never let report shaping turn a failure into a pass
+        found = [
+            _Finding(str(e.validator), tuple(e.absolute_path), (), {}, e.message) for e in errors
+        ]
     # jsonschema visits some members in set order; report in document order instead.
     found.sort(key=lambda f: _document_order(value, f.path))
     return found

@@ -1,0 +1,155 @@
+"""Bad and large input through the whole validator: structured errors only, never a crash."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agent_graph.cli import main
+from agent_graph.compiler.provider import load_provider
+from agent_graph.errors import AgentGraphError
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from generate import write_chain_provider  # noqa: E402
+
+EXAMPLE = ROOT / "examples" / "weekly-report"
+EXAMPLE_FILES = sorted(
+    p.relative_to(EXAMPLE) for p in EXAMPLE.rglob("*") if p.is_file() and "tests" not in p.parts
+)
+
+
+def _mutate(data: bytes, kind: int, at: int, payload: bytes) -> bytes:
+    pos = at % (len(data) + 1)
+    if kind == 0:  # truncate
+        return data[:pos]
+    if kind == 1:  # insert garbage
+        return data[:pos] + payload + data[pos:]
+    if kind == 2:  # overwrite
+        return data[:pos] + payload + data[pos + len(payload) :]
+    if kind == 3:  # delete a span
+        return data[:pos] + data[pos + len(payload) + 1 :]
+    # duplicate a line (duplicate keys, repeated list items …)
+    lines = data.splitlines(keepends=True)
+    if not lines:
+        return data
+    index = at % len(lines)
+    return b"".join(lines[: index + 1] + lines[index:])
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    target=st.sampled_from(EXAMPLE_FILES),
+    mutations=st.lists(
+        st.tuples(
+            st.integers(0, 4),
+            st.integers(0, 1 << 16),
+            st.sampled_from(
+                [b"\x00", b"\xff\xfe", b": ", b"- ", b"\n  ", b"{", b"]", b"&a", b"*a", b"---\n",
+                 b"..", b"/etc/passwd", b"\t", b"kind: gate", b"!!binary", b'"', b"~"]
+            )
+            | st.binary(min_size=1, max_size=8),
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+)
+def test_mutated_providers_give_structured_errors(
+    tmp_path_factory: pytest.TempPathFactory, target: Path, mutations: list[tuple[int, int, bytes]]
+) -> None:
+    root = tmp_path_factory.mktemp("fuzz") / "p"
+    shutil.copytree(EXAMPLE, root)
+    path = root / target
+    data = path.read_bytes()
+    for kind, at, payload in mutations:
+        data = _mutate(data, kind, at, payload)
+    path.write_bytes(data)
+    try:
+        load_provider(root / "provider.yaml")
+    except AgentGraphError as exc:
+        assert exc.code and exc.code == exc.code.strip()
+        assert exc.diagnostics, exc.code
+        for diagnostic in exc.diagnostics:
+            assert diagnostic.code and diagnostic.message
+            assert diagnostic.path is not None
+            if diagnostic.line is not None:
+                assert diagnostic.line >= 1 and (diagnostic.column or 1) >= 1
+
+
+def test_huge_file_is_refused_with_a_code(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "p"
+    shutil.copytree(EXAMPLE, root)
+    graph = next((root / "graphs").glob("*.yaml"))
+    with graph.open("ab") as handle:
+        handle.write(b"# padding\n" * (50 * 1024 * 1024 // 10))
+    assert main(["validate", "-m", str(root / "provider.yaml"), "--format", "json"]) == 1
+    error = json.loads(capsys.readouterr().err)["error"]
+    assert error["code"] == "file-too-large"
+    assert error["diagnostics"][0]["path"] == f"graphs/{graph.name}"
+
+
+def test_directory_as_manifest_is_file_missing(tmp_path: Path) -> None:
+    with pytest.raises(AgentGraphError) as caught:
+        load_provider(tmp_path)
+    assert caught.value.code == "file-missing"
+
+
+def test_every_problem_of_a_broken_provider_is_reported_in_one_run(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    shutil.copytree(EXAMPLE, root)
+    graph = next((root / "graphs").glob("*.yaml"))
+    text = graph.read_text(encoding="utf-8")
+    text = text.replace("action: actions/publish.yaml", "action: actions/missing.yaml", 1)
+    text += "  - { from: done, to: draft }\n"
+    graph.write_text(text, encoding="utf-8")
+    catalog = root / "codes.yaml"
+    if catalog.is_file():
+        catalog.write_text(catalog.read_text(encoding="utf-8").replace("route.report.draft", "route.report.drafting"), encoding="utf-8")
+    with pytest.raises(AgentGraphError) as caught:
+        load_provider(root / "provider.yaml")
+    codes = [d.code for d in caught.value.diagnostics]
+    assert caught.value.code == codes[0] == "graph-terminal-edge-invalid"
+    assert "file-missing" in codes
+    if catalog.is_file():
+        assert "route-reason-code-missing" in codes
+
+
+@pytest.mark.slow
+def test_100k_node_chain_validates(tmp_path: Path) -> None:
+    manifest = write_chain_provider(tmp_path / "chain", 100_000)
+    start = time.perf_counter()
+    provider = load_provider(manifest)
+    elapsed = time.perf_counter() - start
+    graph = provider.graphs["chain"]
+    assert len(graph.definition["nodes"]) == 100_000
+    assert len(graph.definition["edges"]) == 99_999
+    assert provider.graph_digests["chain"].startswith("sha256:")
+    print(f"100,000-node chain validated in {elapsed:.1f} s")
+
+
+@pytest.mark.slow
+def test_100k_node_chain_with_a_cycle_is_reported_not_crashed(tmp_path: Path) -> None:
+    manifest = write_chain_provider(tmp_path / "chain", 100_000)
+    graph = manifest.parent / "graphs" / "chain.yaml"
+    with graph.open("a", encoding="utf-8") as handle:
+        handle.write("  - { from: n99998, to: n0 }\n")
+    with pytest.raises(AgentGraphError) as caught:
+        load_provider(manifest)
+    assert caught.value.code == "graph-flow-cycle"
+    diagnostic = caught.value.diagnostics[0]
+    assert diagnostic.pointer == "/edges/99999"
+    assert diagnostic.message.endswith("n99998 -> n0")

@@ -159,11 +159,15 @@ def test_human_error_shows_location_source_line_and_caret(
     assert located, err
     first = located[0]
     path, line_no, column, rest = lines[first].split(":", 3)
-    assert int(line_no) >= 1 and int(column) >= 1
-    assert "schema." in rest
-    assert "termnal" in lines[first + 1] or "kind" in lines[first + 1]
+    graph = manifest.parent / path
+    source_line = graph.read_text(encoding="utf-8").splitlines()[int(line_no) - 1]
+    assert rest.startswith(" schema.enum: /nodes/")
+    assert source_line[int(column) - 1 :].startswith("termnal")
+    gutter, excerpt = lines[first + 1].split(" | ", 1)
+    assert int(gutter) == int(line_no)
+    assert excerpt == source_line
     caret = lines[first + 2]
-    assert caret.rstrip().endswith("^")
+    assert caret.index("^") == len(gutter) + len(" | ") + int(column) - 1
 
 
 def test_json_error_lists_every_problem_with_positions(
@@ -181,4 +185,6 @@ def test_json_error_lists_every_problem_with_positions(
     assert f"graphs/{graph.name}" in paths
     for diagnostic in error["diagnostics"]:
         assert diagnostic["detail"]["line"] >= 1
-        assert diagnostic["detail"]["pointer"].startswith("/") or diagnostic["detail"]["pointer"] == ""
+        assert (
+            diagnostic["detail"]["pointer"].startswith("/") or diagnostic["detail"]["pointer"] == ""
+        )

@@ -79,12 +79,16 @@ def _bound_skills() -> list[Path]:
 
 def _skill_args(skill: Path) -> list[str]:
     args = ["inspect", "skill", str(skill)]
-    registry = next((d / "registry.yaml" for d in skill.parents if (d / "registry.yaml").is_file()), None)
+    registry = next(
+        (d / "registry.yaml" for d in skill.parents if (d / "registry.yaml").is_file()), None
+    )
     return [*args, "--registry", str(registry)] if registry else args
 
 
 @pytest.mark.reference
-@pytest.mark.parametrize("skill", _bound_skills(), ids=lambda p: f"{p.parents[2].name}-{p.parent.name}")
+@pytest.mark.parametrize(
+    "skill", _bound_skills(), ids=lambda p: f"{p.parents[2].name}-{p.parent.name}"
+)
 def test_reference_skill_binding_resolves_the_same(
     skill: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import time
@@ -22,8 +23,12 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from generate import write_chain_provider  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "weekly-report"
-EXAMPLE_FILES = sorted(
-    p.relative_to(EXAMPLE) for p in EXAMPLE.rglob("*") if p.is_file() and "tests" not in p.parts
+FUZZ_TARGETS = sorted(
+    (example, p.relative_to(example))
+    for example in (ROOT / "examples").iterdir()
+    if (example / "provider.yaml").is_file()
+    for p in example.rglob("*")
+    if p.is_file() and p.name != "README.md" and "tests" not in p.relative_to(example).parts
 )
 
 
@@ -46,19 +51,36 @@ def _mutate(data: bytes, kind: int, at: int, payload: bytes) -> bytes:
 
 
 @settings(
-    max_examples=150,
+    max_examples=int(os.environ.get("AGC_FUZZ_EXAMPLES", "300")),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
-    target=st.sampled_from(EXAMPLE_FILES),
+    target=st.sampled_from(FUZZ_TARGETS),
     mutations=st.lists(
         st.tuples(
             st.integers(0, 4),
             st.integers(0, 1 << 16),
             st.sampled_from(
-                [b"\x00", b"\xff\xfe", b": ", b"- ", b"\n  ", b"{", b"]", b"&a", b"*a", b"---\n",
-                 b"..", b"/etc/passwd", b"\t", b"kind: gate", b"!!binary", b'"', b"~"]
+                [
+                    b"\x00",
+                    b"\xff\xfe",
+                    b": ",
+                    b"- ",
+                    b"\n  ",
+                    b"{",
+                    b"]",
+                    b"&a",
+                    b"*a",
+                    b"---\n",
+                    b"..",
+                    b"/etc/passwd",
+                    b"\t",
+                    b"kind: gate",
+                    b"!!binary",
+                    b'"',
+                    b"~",
+                ]
             )
             | st.binary(min_size=1, max_size=8),
         ),
@@ -67,25 +89,39 @@ def _mutate(data: bytes, kind: int, at: int, payload: bytes) -> bytes:
     ),
 )
 def test_mutated_providers_give_structured_errors(
-    tmp_path_factory: pytest.TempPathFactory, target: Path, mutations: list[tuple[int, int, bytes]]
+    tmp_path_factory: pytest.TempPathFactory,
+    target: tuple[Path, Path],
+    mutations: list[tuple[int, int, bytes]],
 ) -> None:
+    example, file = target
     root = tmp_path_factory.mktemp("fuzz") / "p"
-    shutil.copytree(EXAMPLE, root)
-    path = root / target
+    shutil.copytree(example, root)
+    path = root / file
     data = path.read_bytes()
     for kind, at, payload in mutations:
         data = _mutate(data, kind, at, payload)
     path.write_bytes(data)
+    error = _load_error(root / "provider.yaml")
+    if error is None:
+        return
+    assert error.code
+    assert error.code == error.code.strip()
+    assert error.diagnostics, error.code
+    for diagnostic in error.diagnostics:
+        assert diagnostic.code
+        assert diagnostic.message
+        assert diagnostic.path is not None
+        assert diagnostic.line is None or diagnostic.line >= 1
+        assert diagnostic.column is None or diagnostic.column >= 1
+
+
+def _load_error(manifest: Path) -> AgentGraphError | None:
+    """The structured error of loading ``manifest``; any other exception fails the test."""
     try:
-        load_provider(root / "provider.yaml")
+        load_provider(manifest)
     except AgentGraphError as exc:
-        assert exc.code and exc.code == exc.code.strip()
-        assert exc.diagnostics, exc.code
-        for diagnostic in exc.diagnostics:
-            assert diagnostic.code and diagnostic.message
-            assert diagnostic.path is not None
-            if diagnostic.line is not None:
-                assert diagnostic.line >= 1 and (diagnostic.column or 1) >= 1
+        return exc
+    return None
 
 
 def test_huge_file_is_refused_with_a_code(
@@ -118,7 +154,9 @@ def test_every_problem_of_a_broken_provider_is_reported_in_one_run(tmp_path: Pat
     graph.write_text(text, encoding="utf-8")
     catalog = root / "codes.yaml"
     if catalog.is_file():
-        catalog.write_text(catalog.read_text(encoding="utf-8").replace("route.report.draft", "route.report.drafting"), encoding="utf-8")
+        text = catalog.read_text(encoding="utf-8")
+        text = text.replace("route.report.draft", "route.report.drafting")
+        catalog.write_text(text, encoding="utf-8")
     with pytest.raises(AgentGraphError) as caught:
         load_provider(root / "provider.yaml")
     codes = [d.code for d in caught.value.diagnostics]

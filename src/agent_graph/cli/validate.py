@@ -28,7 +28,7 @@ def _with_warnings(document: dict[str, Any], warnings: list[Any]) -> dict[str, A
 @cli.command("validate")
 @provider_options
 @click.pass_context
-def validate_command(ctx: click.Context, **local: Any) -> None:
+def validate_command(ctx: click.Context, /, **local: Any) -> None:
     """Check schemas, references, graph structure and safety rules of a Provider."""
     from ..compiler.inspect import inspect_provider
 
@@ -53,7 +53,7 @@ def inspect_group(ctx: click.Context) -> None:
 @inspect_group.command("provider")
 @provider_options
 @click.pass_context
-def inspect_provider_command(ctx: click.Context, **local: Any) -> None:
+def inspect_provider_command(ctx: click.Context, /, **local: Any) -> None:
     """Graphs, entrypoints, node counts, actions, resources and codes of a Provider."""
     from ..compiler.inspect import inspect_provider
 
@@ -72,7 +72,7 @@ def inspect_provider_command(ctx: click.Context, **local: Any) -> None:
 @click.argument("skill_path", metavar="SKILL.md")
 @provider_options
 @click.pass_context
-def inspect_skill_command(ctx: click.Context, skill_path: str, **local: Any) -> None:
+def inspect_skill_command(ctx: click.Context, /, skill_path: str, **local: Any) -> None:
     """Resolve a Skill's binding and summarise the Provider it selects."""
     from ..compiler.inspect import inspect_provider
     from ..compiler.skills import read_registry, resolve_skill_binding

@@ -104,16 +104,33 @@ def dynamic_resource_problems(
     return problems
 
 
+def _user_schema_validator(schema: dict[str, Any]) -> Any:
+    """A validator for an author's schema with ECMAScript patterns and ajv's date-time."""
+    from jsonschema import FormatChecker, validators
+    from jsonschema.exceptions import ValidationError
+
+    from .formats import ecma_search, is_date_time
+
+    def pattern(validator: Any, regex: str, instance: Any, _schema: Any) -> Any:
+        if validator.is_type(instance, "string") and not ecma_search(regex, instance):
+            yield ValidationError(f"{instance!r} does not match {regex!r}")
+
+    cls = validators.validator_for(schema)
+    cls.check_schema(schema)
+    checker = FormatChecker()
+    checker.checks("date-time")(is_date_time)
+    extended = validators.extend(cls, {"pattern": pattern})  # type: ignore[no-untyped-call]
+    return extended(schema, format_checker=checker)
+
+
 def _input_problems(
     resource: LoadedResource, input_schema: dict[str, Any]
 ) -> list[AgentGraphError]:
-    from jsonschema import validators
     from jsonschema.exceptions import SchemaError
 
     origin = Origin(resource.rel, resource.doc.source, "/input")
-    cls = validators.validator_for(input_schema)
     try:
-        cls.check_schema(input_schema)
+        validator = _user_schema_validator(input_schema)
     except SchemaError as exc:
         return [
             origin.fail(
@@ -121,8 +138,10 @@ def _input_problems(
                 f"Input schema of resource {resource.id} is not a valid JSON Schema: {exc.message}",
             )
         ]
+    # document order, whatever mix of member names and indexes the paths hold
     errors = sorted(
-        cls(input_schema).iter_errors(resource.metadata["input"]), key=lambda e: list(e.path)
+        validator.iter_errors(resource.metadata["input"]),
+        key=lambda e: [(isinstance(t, str), str(t) if isinstance(t, str) else t) for t in e.path],
     )
     if not errors:
         return []

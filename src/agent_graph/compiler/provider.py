@@ -173,7 +173,9 @@ class _Loader:
             catalog.documents[entry["code"]] = resource
 
     def load_graphs(self, manifest: dict[str, Any], here: Origin) -> None:
-        for index, reference in enumerate(manifest.get("graphs", [])):
+        # a schema-invalid manifest is still mined for whatever graphs it names
+        graphs = manifest.get("graphs")
+        for index, reference in enumerate(graphs if isinstance(graphs, list) else []):
             if not isinstance(reference, str):
                 continue
             origin = here.at(f"/graphs/{index}")

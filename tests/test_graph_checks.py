@@ -104,61 +104,100 @@ def test_valid_graph_has_no_problems() -> None:
 # (nodes, edges, entrypoints, code, message, pointer): each graph fails exactly one check.
 SINGLE: dict[str, tuple[list[str], list[Edge], dict[str, str] | None, str, str, str]] = {
     "node-duplicate": (
-        ["a:action", "b:action", "a:gate", T], [], None,
-        "graph-node-duplicate", "Graph main contains duplicate node id: a", "/nodes/2/id",
+        ["a:action", "b:action", "a:gate", T],
+        [],
+        None,
+        "graph-node-duplicate",
+        "Graph main contains duplicate node id: a",
+        "/nodes/2/id",
     ),
     "terminal-missing": (
-        ["a:action"], [], None,
-        "graph-terminal-missing", "Graph main must declare at least one terminal node", "/nodes",
+        ["a:action"],
+        [],
+        None,
+        "graph-terminal-missing",
+        "Graph main must declare at least one terminal node",
+        "/nodes",
     ),
     "entry-missing": (
-        ["a:action", T], [], {"default": "a", "review": "ghost"},
-        "graph-entry-missing", "Graph main entry review targets missing node ghost",
+        ["a:action", T],
+        [],
+        {"default": "a", "review": "ghost"},
+        "graph-entry-missing",
+        "Graph main entry review targets missing node ghost",
         "/entrypoints/review",
     ),
     "edge-target-missing": (
-        ["a:action", T], [("a", "ghost")], None,
-        "graph-edge-node-missing", "Graph main edge a -> ghost references a missing node",
+        ["a:action", T],
+        [("a", "ghost")],
+        None,
+        "graph-edge-node-missing",
+        "Graph main edge a -> ghost references a missing node",
         "/edges/0",
     ),
     "edge-source-missing": (
-        ["a:action", T], [("a", "done"), ("ghost", "a")], None,
-        "graph-edge-node-missing", "Graph main edge ghost -> a references a missing node",
+        ["a:action", T],
+        [("a", "done"), ("ghost", "a")],
+        None,
+        "graph-edge-node-missing",
+        "Graph main edge ghost -> a references a missing node",
         "/edges/1",
     ),
     "terminal-edge": (
-        ["a:action", T], [("a", "done"), ("done", "a", "repeat")], None,
+        ["a:action", T],
+        [("a", "done"), ("done", "a", "repeat")],
+        None,
         "graph-terminal-edge-invalid",
-        "Graph main terminal node cannot have outgoing edges: done -> a", "/edges/1",
+        "Graph main terminal node cannot have outgoing edges: done -> a",
+        "/edges/1",
     ),
     "edge-duplicate": (
-        ["a:action", T], [("a", "done"), ("a", "done", "flow", ["completed"])], None,
-        "graph-edge-duplicate", "Graph main contains duplicate edge a -> done", "/edges/1",
+        ["a:action", T],
+        [("a", "done"), ("a", "done", "flow", ["completed"])],
+        None,
+        "graph-edge-duplicate",
+        "Graph main contains duplicate edge a -> done",
+        "/edges/1",
     ),
     "repeat-target": (
-        ["a:action", "s:subgraph", T], [("a", "done"), ("a", "done", "repeat")], None,
+        ["a:action", "s:subgraph", T],
+        [("a", "done"), ("a", "done", "repeat")],
+        None,
         "graph-repeat-target-invalid",
-        "Graph main repeat edge must target an action or gate: a -> done", "/edges/1",
+        "Graph main repeat edge must target an action or gate: a -> done",
+        "/edges/1",
     ),
     "repeat-target-subgraph": (
-        ["a:action", "s:subgraph", T], [("a", "s", "repeat"), ("s", "done")], None,
+        ["a:action", "s:subgraph", T],
+        [("a", "s", "repeat"), ("s", "done")],
+        None,
         "graph-repeat-target-invalid",
-        "Graph main repeat edge must target an action or gate: a -> s", "/edges/0",
+        "Graph main repeat edge must target an action or gate: a -> s",
+        "/edges/0",
     ),
     "gated-by-source": (
-        ["a:action", T], [("a", "done", "gatedBy")], None,
+        ["a:action", T],
+        [("a", "done", "gatedBy")],
+        None,
         "graph-gated-by-source-invalid",
-        "Graph main gatedBy edge must start at a gate: a -> done", "/edges/0",
+        "Graph main gatedBy edge must start at a gate: a -> done",
+        "/edges/0",
     ),
     "self-loop": (
-        ["a:action", T], [("a", "a", None, ["partial"]), ("a", "done")], None,
-        "graph-flow-cycle", CYCLE + "a -> a", "/edges/0",
+        ["a:action", T],
+        [("a", "a", None, ["partial"]), ("a", "done")],
+        None,
+        "graph-flow-cycle",
+        CYCLE + "a -> a",
+        "/edges/0",
     ),
     "cycle-through-kinds": (
         ["a:action", "g:gate", "sub:action", T],
         [("a", "g"), ("g", "sub", "gatedBy"), ("sub", "a"), ("sub", "done", None, ["failed"])],
         None,
-        "graph-flow-cycle", CYCLE + "a -> g -> sub -> a", "/edges/2",
+        "graph-flow-cycle",
+        CYCLE + "a -> g -> sub -> a",
+        "/edges/2",
     ),
 }
 
@@ -176,7 +215,11 @@ def test_problem_carries_path_and_position() -> None:
     [problem] = sink.problems
     [diag] = problem.diagnostics
     assert (diag.code, diag.path, diag.line, diag.column, diag.pointer) == (
-        "graph-edge-node-missing", "graphs/g.yaml", 1002, 5, "/edges/1",
+        "graph-edge-node-missing",
+        "graphs/g.yaml",
+        1002,
+        5,
+        "/edges/1",
     )
 
 
@@ -233,31 +276,47 @@ MULTI_CYCLE: dict[str, tuple[list[str], list[Edge], str, str]] = {
     "roots-in-declaration-order-not-edge-order": (
         ["a:action", "b:action", "c:action", "d:action", T],
         [("c", "d"), ("d", "c"), ("a", "b"), ("b", "a")],
-        "a -> b -> a", "/edges/3",
+        "a -> b -> a",
+        "/edges/3",
     ),
     "inner-cycle-found-before-outer": (
         ["a:action", "b:action", "c:action", "d:action", T],
         [("a", "b"), ("b", "c"), ("c", "b", None, ["failed"]), ("c", "a"), ("b", "d"), ("d", "a")],
-        "b -> c -> b", "/edges/2",
+        "b -> c -> b",
+        "/edges/2",
     ),
     "first-declared-node-is-first-root": (
         ["d:action", "a:action", "b:action", "c:action", T],
         [("a", "b"), ("b", "a"), ("c", "d"), ("d", "c", "consumes")],
-        "d -> c -> d", "/edges/2",
+        "d -> c -> d",
+        "/edges/2",
     ),
     "finished-branch-is-not-a-cycle": (
         ["a:action", "b:action", "c:action", "d:action", "e:action", T],
         [
-            ("a", "b"), ("a", "c"), ("b", "done"), ("c", "b"), ("c", "d"),
-            ("d", "e"), ("e", "c", "requires"), ("e", "d"),
+            ("a", "b"),
+            ("a", "c"),
+            ("b", "done"),
+            ("c", "b"),
+            ("c", "d"),
+            ("d", "e"),
+            ("e", "c", "requires"),
+            ("e", "d"),
         ],
-        "c -> d -> e -> c", "/edges/6",
+        "c -> d -> e -> c",
+        "/edges/6",
     ),
     "repeat-edges-ignored-other-kinds-count": (
         ["a:action", "b:gate", "c:action", T],
-        [("a", "b"), ("b", "a", "repeat"), ("b", "c", "gatedBy"), ("c", "b", "requires"),
-         ("c", "a")],
-        "b -> c -> b", "/edges/3",
+        [
+            ("a", "b"),
+            ("b", "a", "repeat"),
+            ("b", "c", "gatedBy"),
+            ("c", "b", "requires"),
+            ("c", "a"),
+        ],
+        "b -> c -> b",
+        "/edges/3",
     ),
 }
 
@@ -272,27 +331,35 @@ def test_collects_every_problem_in_reference_order() -> None:
     doc = make_doc(
         ["a:action", "b:action", "a:gate", "g:gate"],
         [
-            ("a", "ghost"),          # 0 missing node
-            ("a", "b"),              # 1 fine
-            ("a", "b"),              # 2 duplicate
-            ("b", "g", "gatedBy"),   # 3 gatedBy from an action
-            ("b", "a", "repeat"),    # 4 fine: the later "a" (a gate) wins the kind lookup
-            ("b", "g"),              # 5 fine
-            ("g", "a"),              # 6 closes a -> b -> g -> a
+            ("a", "ghost"),  # 0 missing node
+            ("a", "b"),  # 1 fine
+            ("a", "b"),  # 2 duplicate
+            ("b", "g", "gatedBy"),  # 3 gatedBy from an action
+            ("b", "a", "repeat"),  # 4 fine: the later "a" (a gate) wins the kind lookup
+            ("b", "g"),  # 5 fine
+            ("g", "a"),  # 6 closes a -> b -> g -> a
         ],
         {"default": "a", "other": "ghost"},
     )
     assert run_checks(doc) == [
         ("graph-node-duplicate", "Graph main contains duplicate node id: a", "/nodes/2/id"),
-        ("graph-terminal-missing", "Graph main must declare at least one terminal node",
-         "/nodes"),
-        ("graph-entry-missing", "Graph main entry other targets missing node ghost",
-         "/entrypoints/other"),
-        ("graph-edge-node-missing", "Graph main edge a -> ghost references a missing node",
-         "/edges/0"),
+        ("graph-terminal-missing", "Graph main must declare at least one terminal node", "/nodes"),
+        (
+            "graph-entry-missing",
+            "Graph main entry other targets missing node ghost",
+            "/entrypoints/other",
+        ),
+        (
+            "graph-edge-node-missing",
+            "Graph main edge a -> ghost references a missing node",
+            "/edges/0",
+        ),
         ("graph-edge-duplicate", "Graph main contains duplicate edge a -> b", "/edges/2"),
-        ("graph-gated-by-source-invalid", "Graph main gatedBy edge must start at a gate: b -> g",
-         "/edges/3"),
+        (
+            "graph-gated-by-source-invalid",
+            "Graph main gatedBy edge must start at a gate: b -> g",
+            "/edges/3",
+        ),
         ("graph-flow-cycle", CYCLE + "a -> b -> g -> a", "/edges/6"),
     ]
 
@@ -302,16 +369,29 @@ def test_edge_failing_one_check_skips_its_later_checks() -> None:
     # bad repeat target: only the first failing check is reported per edge.
     doc = make_doc(
         ["a:action", T],
-        [("done", "done", "repeat"), ("done", "done", "repeat"), ("a", "done", "gatedBy"),
-         ("a", "done", "gatedBy")],
+        [
+            ("done", "done", "repeat"),
+            ("done", "done", "repeat"),
+            ("a", "done", "gatedBy"),
+            ("a", "done", "gatedBy"),
+        ],
     )
     assert run_checks(doc) == [
-        ("graph-terminal-edge-invalid",
-         "Graph main terminal node cannot have outgoing edges: done -> done", "/edges/0"),
-        ("graph-terminal-edge-invalid",
-         "Graph main terminal node cannot have outgoing edges: done -> done", "/edges/1"),
-        ("graph-gated-by-source-invalid",
-         "Graph main gatedBy edge must start at a gate: a -> done", "/edges/2"),
+        (
+            "graph-terminal-edge-invalid",
+            "Graph main terminal node cannot have outgoing edges: done -> done",
+            "/edges/0",
+        ),
+        (
+            "graph-terminal-edge-invalid",
+            "Graph main terminal node cannot have outgoing edges: done -> done",
+            "/edges/1",
+        ),
+        (
+            "graph-gated-by-source-invalid",
+            "Graph main gatedBy edge must start at a gate: a -> done",
+            "/edges/2",
+        ),
         ("graph-edge-duplicate", "Graph main contains duplicate edge a -> done", "/edges/3"),
     ]
 
@@ -326,10 +406,16 @@ def test_duplicate_ids_use_the_last_declaration_for_kind_lookups() -> None:
     assert run_checks(doc) == [
         ("graph-node-duplicate", "Graph main contains duplicate node id: x", "/nodes/1/id"),
         ("graph-node-duplicate", "Graph main contains duplicate node id: y", "/nodes/3/id"),
-        ("graph-terminal-edge-invalid",
-         "Graph main terminal node cannot have outgoing edges: y -> x", "/edges/1"),
-        ("graph-repeat-target-invalid",
-         "Graph main repeat edge must target an action or gate: x -> y", "/edges/2"),
+        (
+            "graph-terminal-edge-invalid",
+            "Graph main terminal node cannot have outgoing edges: y -> x",
+            "/edges/1",
+        ),
+        (
+            "graph-repeat-target-invalid",
+            "Graph main repeat edge must target an action or gate: x -> y",
+            "/edges/2",
+        ),
         ("graph-flow-cycle", CYCLE + "x -> y -> x", "/edges/1"),
     ]
 
@@ -377,14 +463,18 @@ RECURSION: dict[str, tuple[list[str], dict[str, list[str]], list[str] | None]] =
     "self-call": (["c"], {"c": ["c"]}, ["c", "c"]),
     "same-child-twice": (["top", "x"], {"top": ["x", "x"], "x": []}, None),
     "diamond": (
-        ["top", "x", "y", "z"], {"top": ["x", "y"], "x": ["z"], "y": ["z"], "z": []}, None,
+        ["top", "x", "y", "z"],
+        {"top": ["x", "y"], "x": ["z"], "y": ["z"], "z": []},
+        None,
     ),
     "long-loop-with-inner-loop-later": (
-        ["m", "n", "o", "p"], {"m": ["n"], "n": ["o"], "o": ["p", "n"], "p": ["m"]},
+        ["m", "n", "o", "p"],
+        {"m": ["n"], "n": ["o"], "o": ["p", "n"], "p": ["m"]},
         ["m", "n", "o", "p", "m"],
     ),
     "roots-in-manifest-order": (
-        ["leaf", "r", "q", "s"], {"leaf": [], "r": ["q"], "q": ["s", "r"], "s": ["q"]},
+        ["leaf", "r", "q", "s"],
+        {"leaf": [], "r": ["q"], "q": ["s", "r"], "s": ["q"]},
         ["q", "s", "q"],
     ),
 }

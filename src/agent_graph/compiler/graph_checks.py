@@ -153,9 +153,7 @@ def _first_flow_cycle(
     return None
 
 
-def find_recursion(
-    order: Sequence[str], children: Mapping[str, Sequence[str]]
-) -> list[str] | None:
+def find_recursion(order: Sequence[str], children: Mapping[str, Sequence[str]]) -> list[str] | None:
     """The trail of the first graph revisited on the current DFS trail, or ``None``.
 
     Graphs are walked in ``order``, each graph's children in node order; a child
@@ -205,7 +203,7 @@ def _walk(
         target, tag = succ[cursor]
         state = colour.get(target)
         if state == _ON_TRAIL:
-            return [*trail[depth[target]:], target], tag
+            return [*trail[depth[target] :], target], tag
         if state == _DONE:
             continue
         colour[target] = _ON_TRAIL

@@ -45,6 +45,7 @@ class _Loader:
         self.resource_ids: dict[str, Path] = {}
         self.failed_paths: set[Path] = set()
         self.action_file_memo: dict[Path, list[Path] | None] = {}
+        self.resolved: dict[str, Path] = {}
 
     # -- plumbing -------------------------------------------------------------------
 
@@ -56,6 +57,13 @@ class _Loader:
             self.sink.add(Problem(exc.code, exc.message, exc.diagnostics))
             return None
 
+    def resolve(self, reference: str, label: str, origin: Origin) -> Path:
+        """``resolve_contained`` memoised: generated graphs repeat the same few references."""
+        hit = self.resolved.get(reference)
+        if hit is None:
+            hit = self.resolved[reference] = resolve_contained(self.root, reference, label, origin)
+        return hit
+
     def rel(self, path: Path) -> str:
         return portable(self.root, path)
 
@@ -64,7 +72,7 @@ class _Loader:
     def include_action(
         self, reference: str, origin: Origin, direct: dict[Path, None] | None, label: str
     ) -> LoadedAction | None:
-        path = self.attempt(resolve_contained, self.root, reference, "action reference", origin)
+        path = self.attempt(self.resolve, reference, "action reference", origin)
         if path is None or path in self.failed_paths:
             return None
         action = self.actions.get(path)
@@ -96,7 +104,7 @@ class _Loader:
     # -- resources ------------------------------------------------------------------
 
     def include_resource(self, reference: str, origin: Origin) -> LoadedResource | None:
-        path = self.attempt(resolve_contained, self.root, reference, "resource reference", origin)
+        path = self.attempt(self.resolve, reference, "resource reference", origin)
         if path is None or path in self.failed_paths:
             return None
         resource = self.resources.get(path)

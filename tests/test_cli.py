@@ -188,3 +188,34 @@ def test_json_error_lists_every_problem_with_positions(
         assert (
             diagnostic["detail"]["pointer"].startswith("/") or diagnostic["detail"]["pointer"] == ""
         )
+
+
+@pytest.mark.parametrize("manifest", EXAMPLE_MANIFESTS, ids=lambda p: p.parent.name)
+def test_outputs_conform_to_our_schemas(manifest: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from agent_graph.compiler import schema
+
+    _, out, _ = run(["validate", "-m", str(manifest), "--format", "json"], capsys)
+    assert schema.validate("inspect", json.loads(out), path="validate") is None
+    _, out, _ = run(["inspect", "provider", "-m", str(manifest), "--format", "json"], capsys)
+    assert schema.validate("inspect", json.loads(out), path="inspect") is None
+
+
+def test_warnings_and_errors_conform_to_our_schemas(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agent_graph.compiler import schema
+
+    root = tmp_path / "p"
+    shutil.copytree(EXAMPLES / "weekly-report", root)
+    manifest = root / "provider.yaml"
+    manifest.write_text(
+        manifest.read_text(encoding="utf-8").replace("^0.3.0", "^0.2.0"), encoding="utf-8"
+    )
+    code, out, _ = run(["validate", "-m", str(manifest), "--format", "json"], capsys)
+    assert code == 0
+    document = json.loads(out)
+    assert [d["code"] for d in document["diagnostics"]] == ["compatibility-range-excludes"]
+    assert schema.validate("inspect", document, path="validate") is None
+    code, _, err = run(["validate", "-m", str(tmp_path / "none.yaml"), "--format", "json"], capsys)
+    assert code == 1
+    assert schema.validate("error", json.loads(err), path="error") is None

@@ -434,8 +434,14 @@ def test_nesting_at_the_limit_loads() -> None:
 @pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 100_000])
 def test_deep_flow_nesting_is_refused(depth: int) -> None:
     error = fails("[" * depth + "]" * depth)
-    assert f"more than {MAX_DEPTH} levels" in error.message
-    assert (error.line, error.column) == (1, MAX_DEPTH + 1)
+    if depth == MAX_DEPTH + 1:
+        assert f"more than {MAX_DEPTH} levels" in error.message
+        assert (error.line, error.column) == (1, MAX_DEPTH + 1)
+    else:
+        # LibYAML 0.2.6 (PyYAML 6.0.4 wheels) has its own scanner limit, which may fire
+        # before ours when the scanner runs ahead of the parser; either is a clean refusal.
+        assert "more than" in error.message or "maximum nesting depth" in error.message
+        assert error.line == 1
 
 
 def test_deep_block_nesting_is_refused() -> None:

@@ -78,7 +78,7 @@ def dynamic_resource_problems(
             )
         )
         return problems
-    schemas: dict[str, Any] = {}
+    schemas: dict[str, tuple[Any, Origin]] = {}
     for name in ("inputSchema", "outputSchema"):
         path = Path(os.path.normpath(root / definition[name]))
         rel = portable(root, path)
@@ -98,9 +98,9 @@ def dynamic_resource_problems(
                 )
             )
             continue
-        schemas[name] = document
+        schemas[name] = (document, Origin(rel, doc.source))
     if "inputSchema" in schemas:
-        problems.extend(_input_problems(resource, schemas["inputSchema"]))
+        problems.extend(_input_problems(resource, *schemas["inputSchema"]))
     return problems
 
 
@@ -124,7 +124,7 @@ def _user_schema_validator(schema: dict[str, Any]) -> Any:
 
 
 def _input_problems(
-    resource: LoadedResource, input_schema: dict[str, Any]
+    resource: LoadedResource, input_schema: dict[str, Any], schema_origin: Origin
 ) -> list[AgentGraphError]:
     from jsonschema.exceptions import SchemaError
 
@@ -132,10 +132,14 @@ def _input_problems(
     try:
         validator = _user_schema_validator(input_schema)
     except SchemaError as exc:
+        pointer = ""
+        for token in exc.absolute_path:
+            pointer = join_pointer(pointer, token)
         return [
-            origin.fail(
+            schema_origin.at(pointer).fail(
                 "resource-schema-invalid",
-                f"Input schema of resource {resource.id} is not a valid JSON Schema: {exc.message}",
+                f"Input schema of resource {resource.id} is not a valid JSON Schema: "
+                f"{pointer or '/'} {exc.message}",
             )
         ]
     # document order, whatever mix of member names and indexes the paths hold

@@ -69,3 +69,10 @@ def test_corpus_case(case: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert (detail.get("line"), detail.get("column")) == (expected["line"], expected["column"]), (
         first
     )
+
+
+def test_every_corpus_code_is_documented() -> None:
+    documented = (Path(__file__).parent.parent / "docs" / "error-codes.md").read_text("utf-8")
+    codes = {_expected(case)["code"] for case in CASES}
+    assert codes
+    assert sorted(c for c in codes if f"`{c}`" not in documented) == []

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from agent_graph.cli import main
+from corpus_support import corpus_cases, expected, validate_args
 
 REF_CLI = os.environ.get("AGC_REFERENCE_CLI")
 REF_DIR = os.environ.get("AGC_REFERENCE_DIR")
@@ -97,25 +98,10 @@ def test_reference_skill_binding_resolves_the_same(
     assert (our_code, our_doc) == (ref_code, ref_doc)
 
 
-def _corpus_cases() -> list[Path]:
-    corpus = Path(__file__).parent / "corpus"
-    return sorted(p for p in corpus.iterdir() if (p / "expected.yaml").is_file())
-
-
 @pytest.mark.reference
-@pytest.mark.parametrize("case", _corpus_cases(), ids=lambda p: p.name)
+@pytest.mark.parametrize("case", corpus_cases(), ids=lambda p: p.name)
 def test_corpus_reference_column_is_what_the_reference_says(case: Path) -> None:
     """The corpus records the reference's answer; keep that record true."""
-    import yaml
-
-    expected = yaml.safe_load((case / "expected.yaml").read_text(encoding="utf-8"))
-    args = ["validate"]
-    if "skill" in expected:
-        args += ["--skill", str(case / expected["skill"])]
-        if "registry" in expected:
-            args += ["--registry", str(case / expected["registry"])]
-    else:
-        args += ["-m", str(case / expected.get("manifest", "provider.yaml"))]
-    code, doc = reference(args)
+    code, doc = reference(validate_args(case))
     assert code == 1
-    assert doc["error"]["code"] == expected["reference"]
+    assert doc["error"]["code"] == expected(case)["reference"]

@@ -187,6 +187,12 @@ class _Frame:
         self.key: str | None = None  # mapping: the key awaiting its value
         self.size = 1  # nodes in this value once aliases are expanded
 
+    def child_pointer(self) -> str:
+        """JSON pointer of the value about to be added to this collection."""
+        if self.is_map:
+            return self.pointer + "/" + escape_token(self.key)  # type: ignore[arg-type]
+        return self.pointer + "/" + str(len(self.container))
+
 
 def _mark_error(message: str, event: Event, line_offset: int) -> YamlError:
     mark = event.start_mark
@@ -271,12 +277,7 @@ class _Builder:
                     top.key = key
                     continue
                 mark = event.start_mark
-                if top is None:
-                    pointer = ""
-                elif top.is_map:
-                    pointer = top.pointer + "/" + escape_token(top.key)  # type: ignore[arg-type]
-                else:
-                    pointer = top.pointer + "/" + str(len(top.container))
+                pointer = "" if top is None else top.child_pointer()
                 if mark is not None:
                     positions[pointer] = (mark.line + offset, mark.column + 1)
             elif kind is MappingStartEvent or kind is SequenceStartEvent:
@@ -291,12 +292,7 @@ class _Builder:
                     raise self.error(
                         f"collections are nested more than {MAX_DEPTH} levels deep", event
                     )
-                if top is None:
-                    pointer = ""
-                elif top.is_map:
-                    pointer = top.pointer + "/" + escape_token(top.key)  # type: ignore[arg-type]
-                else:
-                    pointer = top.pointer + "/" + str(len(top.container))
+                pointer = "" if top is None else top.child_pointer()
                 mark = event.start_mark
                 if mark is not None:
                     positions[pointer] = (mark.line + offset, mark.column + 1)

@@ -1,0 +1,263 @@
+"""Canonical msgpack encoding of the IR, and a decoder that trusts nothing.
+
+Layout: ``[MAGIC, FORMAT_VERSION, sha256(body), body]`` where ``body`` is the msgpack
+of ``[strings, program]``. Records are positional arrays in field order; identifier
+strings are interned in ``strings`` and stored as indexes; JSON values (fact check
+values, host inputs, raw catalog entries) are stored as themselves.
+
+Decoding checks the magic, the version, the body digest, every field's type and
+every index bound, so damaged or truncated bytes raise ``ir-corrupt`` instead of an
+IndexError or a wrong answer. The Program digest is the SHA-256 of the whole bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import fields
+from typing import Any
+
+import msgpack
+
+from ..errors import AgentGraphError
+from . import records as r
+
+MAGIC = "agent-graph.ir"
+FORMAT_VERSION = 1
+
+# Field codes: s str, s? optional str, i int, b bool, b? optional bool, j JSON value,
+# I tuple of ints, S tuple of str, P (str, int) pairs, E optional (str, str),
+# R:X record, R?:X optional record, L:X tuple of records.
+LAYOUT: dict[type, tuple[str, ...]] = {
+    r.FactCheck: ("S", "i", "j"),
+    r.ResourceLists: ("I", "I"),
+    r.Delegated: ("b", "i", "R?:ResourceLists"),
+    r.Gate: ("s", "s", "s?", "b?", "i", "i", "R?:Delegated"),
+    r.Node: (
+        "s", "i", "s?", "s?", "i", "b", "L?:FactCheck", "L?:FactCheck", "s?", "i",
+        "R?:Gate", "i", "s?", "R?:ResourceLists", "I", "I", "I",
+    ),  # fmt: skip
+    r.Edge: ("i", "i", "i", "i"),
+    r.Graph: ("s", "s", "s", "P", "L:Node", "L:Edge", "I", "S"),
+    r.FileRef: ("s", "s", "s", "s", "s", "E"),
+    r.Action: (
+        "s", "s", "s", "s", "s?", "s?", "s?", "S", "s?", "R?:FileRef", "R?:FileRef", "R?:FileRef",
+    ),  # fmt: skip
+    r.HostInput: ("s", "s", "s", "j"),
+    r.Resource: ("s", "s", "s", "i", "s", "s?", "s?", "i", "R?:HostInput"),
+    r.CatalogEntry: ("s", "s", "s", "s?", "i", "j"),
+    r.Program: ("s", "s", "s", "L:Graph", "L:Action", "L:Resource", "L?:CatalogEntry"),
+}
+BY_NAME: dict[str, type] = {cls.__name__: cls for cls in LAYOUT}
+
+
+def corrupt(message: str) -> AgentGraphError:
+    return AgentGraphError("ir-corrupt", f"Compiled IR is damaged: {message}")
+
+
+# -- encoding ---------------------------------------------------------------------------
+
+
+class _Encoder:
+    def __init__(self) -> None:
+        self.strings: list[str] = []
+        self.index: dict[str, int] = {}
+
+    def intern(self, text: str) -> int:
+        found = self.index.get(text)
+        if found is None:
+            found = self.index[text] = len(self.strings)
+            self.strings.append(text)
+        return found
+
+    def record(self, value: Any) -> list[Any]:
+        layout = LAYOUT[type(value)]
+        return [self.field(code, getattr(value, f.name)) for code, f in zip(layout, fields(value), strict=True)]
+
+    def field(self, code: str, value: Any) -> Any:
+        if value is None:
+            return None
+        if code in ("s", "s?"):
+            return self.intern(value)
+        if code in ("i", "b", "b?", "j", "I"):
+            return list(value) if code == "I" else value
+        if code == "S":
+            return [self.intern(v) for v in value]
+        if code == "P":
+            return [[self.intern(name), index] for name, index in value]
+        if code == "E":
+            return [self.intern(value[0]), self.intern(value[1])]
+        if code.startswith(("L:", "L?:")):
+            return [self.record(item) for item in value]
+        return self.record(value)  # R:/R?:
+
+
+def encode(program: r.Program) -> bytes:
+    encoder = _Encoder()
+    tree = encoder.record(program)
+    body = msgpack.packb([encoder.strings, tree], use_bin_type=True)
+    return bytes(msgpack.packb([MAGIC, FORMAT_VERSION, hashlib.sha256(body).digest(), body], use_bin_type=True))
+
+
+def digest_of(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+# -- decoding ---------------------------------------------------------------------------
+
+
+class _Decoder:
+    def __init__(self, strings: list[Any]) -> None:
+        if not all(isinstance(s, str) for s in strings):
+            raise corrupt("string table holds a non-string")
+        self.strings = strings
+
+    def string(self, value: Any, where: str) -> str:
+        if type(value) is not int or not 0 <= value < len(self.strings):
+            raise corrupt(f"{where}: string index out of range")
+        text: str = self.strings[value]
+        return text
+
+    def record(self, cls: type, value: Any, where: str) -> Any:
+        layout = LAYOUT[cls]
+        if not isinstance(value, list) or len(value) != len(layout):
+            raise corrupt(f"{where}: malformed {cls.__name__} record")
+        names = [f.name for f in fields(cls)]
+        args = [self.field(code, item, f"{where}.{name}") for code, item, name in zip(layout, value, names, strict=True)]
+        return cls(*args)
+
+    def field(self, code: str, value: Any, where: str) -> Any:
+        if code == "j":  # any JSON value, null included
+            return value
+        optional = code.endswith("?") or "?:" in code or code == "E"
+        if value is None:
+            if optional:
+                return None
+            raise corrupt(f"{where}: missing value")
+        check: Callable[[Any], bool]
+        if code in ("s", "s?"):
+            return self.string(value, where)
+        if code == "i":
+            check = lambda v: type(v) is int  # noqa: E731
+        elif code in ("b", "b?"):
+            check = lambda v: type(v) is bool  # noqa: E731
+        elif code == "I":
+            if not isinstance(value, list) or not all(type(v) is int for v in value):
+                raise corrupt(f"{where}: expected a list of integers")
+            return tuple(value)
+        elif code == "S":
+            if not isinstance(value, list):
+                raise corrupt(f"{where}: expected a list of strings")
+            return tuple(self.string(v, where) for v in value)
+        elif code == "P":
+            if not isinstance(value, list) or not all(isinstance(p, list) and len(p) == 2 for p in value):
+                raise corrupt(f"{where}: expected name/index pairs")
+            return tuple((self.string(p[0], where), self._int(p[1], where)) for p in value)
+        elif code == "E":
+            if not isinstance(value, list) or len(value) != 2:
+                raise corrupt(f"{where}: expected a code/message pair")
+            return (self.string(value[0], where), self.string(value[1], where))
+        else:
+            cls = BY_NAME[code.split(":", 1)[1]]
+            if code.startswith(("L:", "L?:")):
+                if not isinstance(value, list):
+                    raise corrupt(f"{where}: expected a list of {cls.__name__}")
+                return tuple(self.record(cls, item, f"{where}[{i}]") for i, item in enumerate(value))
+            return self.record(cls, value, where)
+        if not check(value):
+            raise corrupt(f"{where}: unexpected {type(value).__name__}")
+        return value
+
+    @staticmethod
+    def _int(value: Any, where: str) -> int:
+        if type(value) is not int:
+            raise corrupt(f"{where}: expected an integer")
+        return value
+
+
+def decode(data: bytes, *, expected_digest: str | None = None) -> r.Program:
+    """Decode and verify IR bytes (``expected_digest`` pins the whole bytes, as a bundle does)."""
+    if expected_digest is not None and digest_of(data) != expected_digest:
+        raise corrupt(f"digest {digest_of(data)} does not match the expected {expected_digest}")
+    try:
+        outer = msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True)
+    except Exception as exc:  # noqa: BLE001 — msgpack raises several unrelated types
+        raise corrupt(f"not a msgpack document ({type(exc).__name__})") from None
+    if not isinstance(outer, list) or len(outer) != 4 or outer[0] != MAGIC:
+        raise corrupt("missing the agent-graph.ir header")
+    if outer[1] != FORMAT_VERSION:
+        raise AgentGraphError(
+            "ir-version-unsupported",
+            f"Compiled IR format {outer[1]!r} is not supported (this build reads {FORMAT_VERSION}); "
+            "recompile the Provider",
+        )
+    body = outer[3]
+    if not isinstance(body, bytes) or not isinstance(outer[2], bytes):
+        raise corrupt("malformed header")
+    if hashlib.sha256(body).digest() != outer[2]:
+        raise corrupt("body digest mismatch")
+    try:
+        strings, tree = msgpack.unpackb(body, raw=False, strict_map_key=True, use_list=True)
+    except Exception as exc:  # noqa: BLE001
+        raise corrupt(f"body is not msgpack ({type(exc).__name__})") from None
+    if not isinstance(strings, list):
+        raise corrupt("missing string table")
+    program: r.Program = _Decoder(strings).record(r.Program, tree, "program")
+    check_bounds(program)
+    return program
+
+
+def check_bounds(program: r.Program) -> None:
+    """Every index must point into its table, every kind code must be known."""
+    n_actions, n_resources, n_graphs = len(program.actions), len(program.resources), len(program.graphs)
+
+    def within(index: int, size: int, where: str, optional: bool = True) -> None:
+        if not (0 <= index < size or (optional and index == r.NONE)):
+            raise corrupt(f"{where}: index {index} out of range")
+
+    for resource in program.resources:
+        within(resource.materializer, n_actions, f"resource {resource.id} materializer")
+        within(resource.protocol, len(r.PROTOCOLS), f"resource {resource.id} protocol", False)
+    for entry in program.catalog or ():
+        within(entry.document, n_resources, f"catalog {entry.code} document")
+
+    def lists(value: r.ResourceLists | None, where: str) -> None:
+        for index in (value.required + value.recommended) if value else ():
+            within(index, n_resources, where, False)
+
+    for graph in program.graphs:
+        n_nodes, n_edges = len(graph.nodes), len(graph.edges)
+        for _, index in graph.entrypoints:
+            within(index, n_nodes, f"graph {graph.id} entrypoint", False)
+        for edge in graph.edges:
+            within(edge.source, n_nodes, f"graph {graph.id} edge source", False)
+            within(edge.target, n_nodes, f"graph {graph.id} edge target", False)
+            within(edge.kind, len(r.EDGE_KINDS), f"graph {graph.id} edge kind", False)
+            if not 0 < edge.mask < 1 << len(r.OUTCOMES):
+                raise corrupt(f"graph {graph.id}: edge outcome mask {edge.mask}")
+        for index in graph.repeat_edges:
+            within(index, n_edges, f"graph {graph.id} repeat edge", False)
+        for node in graph.nodes:
+            where = f"graph {graph.id} node {node.id}"
+            within(node.kind, len(r.NODE_KINDS), f"{where} kind", False)
+            within(node.action, n_actions, f"{where} action")
+            within(node.subgraph, n_graphs, f"{where} subgraph")
+            for index in node.incoming + node.outgoing + node.repeats:
+                within(index, n_edges, f"{where} edge", False)
+            for check in (node.requires or ()) + (node.satisfied_by or ()):
+                within(check.kind, 3, f"{where} fact check", False)
+            lists(node.resources, f"{where} resources")
+            if node.gate is not None:
+                within(node.gate.inspection, n_actions, f"{where} inspection")
+                within(node.gate.resolution, n_actions, f"{where} resolution")
+                if node.gate.delegated is not None:
+                    within(node.gate.delegated.resolution, n_actions, f"{where} delegated")
+                    lists(node.gate.delegated.resources, f"{where} delegated resources")
+            if (node.kind == r.ACTION) != (node.action != r.NONE):
+                raise corrupt(f"{where}: action reference does not match its kind")
+            if (node.kind == r.GATE) != (node.gate is not None):
+                raise corrupt(f"{where}: gate data does not match its kind")
+            if (node.kind == r.SUBGRAPH) != (node.subgraph != r.NONE and node.entry is not None):
+                raise corrupt(f"{where}: subgraph call does not match its kind")
+            if (node.kind == r.TERMINAL) != (node.terminal_outcome in r.OUTCOMES):
+                raise corrupt(f"{where}: terminal outcome does not match its kind")

@@ -1,0 +1,320 @@
+"""Evaluation: the reference's round-based fixpoint, in time linear in nodes + edges.
+
+The reference repeats three passes until nothing changes: an outcome pass over
+reached nodes without an outcome, a repeat pass over every repeat edge (declaration
+order, seeing its own updates), and a join pass over every unreached node
+(declaration order, no cascade within the pass). Rescanning everything each round is
+quadratic on a chain. Here each pass only looks at what changed:
+
+* the outcome pass takes the nodes the previous join pass reached (in that order);
+* each edge's "matches" bit and each node's count of matching incoming edges are
+  updated when a source's outcome is set or reset, and only nodes whose count moved
+  are re-checked by the join pass (in declaration order);
+* a repeat edge is queued when its source gets an outcome it lists; the repeat pass
+  drains the queue in index order, and an edge armed behind the scan position waits
+  for the next pass, exactly as the reference's in-place scan would see it.
+
+Every round therefore does the reference's work restricted to the changed part, and
+the result (reached order, outcomes, diagnostics) is the same.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..canonical import digest_value
+from ..ir import records as r
+from .facts import all_match
+from .state import Normalized
+
+MAX_ALTERNATIVE_ROUTES = 3
+PENDING = "pending"
+_AVAILABILITY_RANK = {"immediate": 0, "requires-user": 1, "blocked": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A legal next step: the route id, where it is, and how it may be taken."""
+
+    route_id: str
+    graph: r.Graph
+    node: r.Node
+    call_path: tuple[str, ...]
+    state_key: str
+    status_code: str
+    reason_code: str
+    hint: str | None
+    availability: str
+    gate_resolution: str | None
+
+    def summary(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "routeId": self.route_id,
+            "graph": self.graph.id,
+            "node": self.node.id,
+            "statusCode": self.status_code,
+            "reasonCode": self.reason_code,
+        }
+        if self.hint:
+            out["hint"] = self.hint
+        out["availability"] = self.availability
+        out["label"] = self.node.description if self.node.description is not None else self.node.id
+        return out
+
+
+@dataclass(slots=True)
+class FrameResult:
+    status: str
+    outcome: str | None = None
+    candidates: list[Candidate] = field(default_factory=list)
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)
+
+
+def frame_key(graph_id: str, call_path: tuple[str, ...]) -> str:
+    return graph_id if not call_path else ">".join(call_path) + ">" + graph_id
+
+
+def node_state_key(graph_id: str, node_id: str, call_path: tuple[str, ...] = ()) -> str:
+    """The key a host records a node's outcome under (``release/inspect``, ``a/s>b/x``)."""
+    return f"{frame_key(graph_id, call_path)}/{node_id}"
+
+
+def route_id(revision: str, graph: str, node: str, call_path: tuple[str, ...]) -> str:
+    digest = digest_value({"revision": revision, "graph": graph, "node": node, "callPath": list(call_path)})
+    return "route:" + digest[len("sha256:") : len("sha256:") + 20]
+
+
+def compute_revision(program: r.Program, graph: r.Graph | None, graph_id: str, entry: str, state: Normalized) -> str:
+    return digest_value(
+        {
+            "provider": graph.digest if graph is not None else program.provider_digest,
+            "graphId": graph_id,
+            "entry": entry,
+            "facts": state.facts,
+            "outcomes": state.outcomes,
+            "authorities": list(state.authorities),
+        }
+    )
+
+
+class Evaluator:
+    """One evaluation: the state, the revision and the frames it evaluates."""
+
+    def __init__(self, program: r.Program, root: Path, state: Normalized, revision: str) -> None:
+        self.program = program
+        self.root = root
+        self.state = state
+        self.revision = revision
+        self.hints = {e.code: e.summary for e in program.catalog or () if e.summary}
+        self.authorities = frozenset(state.authorities)
+
+    def graph_path(self, graph: r.Graph) -> str:
+        return str(self.root / graph.path)
+
+    def simple_outcome(self, node: r.Node, key: str) -> str:
+        recorded = self.state.outcomes.get(key)
+        if node.kind != r.TERMINAL and node.satisfied_by is not None:
+            if all_match(self.state.facts, node.satisfied_by):
+                return "completed"
+            if recorded == "completed":
+                return "unverified"
+        if recorded is not None:
+            return recorded
+        if node.kind == r.TERMINAL:
+            return node.terminal_outcome or PENDING
+        return PENDING
+
+    def candidate(self, graph: r.Graph, node: r.Node, call_path: tuple[str, ...], key: str) -> Candidate:
+        rid = route_id(self.revision, graph.id, node.id, call_path)
+        reason = node.reason_code or ""
+        if node.kind == r.ACTION:
+            return Candidate(rid, graph, node, call_path, key, "actionable", reason,
+                             self.hints.get(reason), "immediate", None)  # fmt: skip
+        gate = node.gate
+        assert gate is not None
+        delegated = gate.delegatable is True and gate.authority is not None and gate.authority in self.authorities
+        if delegated:
+            return Candidate(rid, graph, node, call_path, key, "actionable", reason,
+                             self.hints.get(reason), "immediate", "session-authority")  # fmt: skip
+        return Candidate(rid, graph, node, call_path, key, "waiting-user", reason,
+                         self.hints.get(reason), "requires-user", "user")  # fmt: skip
+
+    def frame(self, graph_index: int, entry: str, call_path: tuple[str, ...], stack: tuple[str, ...]) -> FrameResult:
+        graph = self.program.graphs[graph_index]
+        if graph.id in stack:
+            message = f"Runtime graph recursion detected: {' -> '.join((*stack, graph.id))}"
+            return FrameResult("error", diagnostics=[{"code": "graph-recursion", "severity": "error", "message": message}])
+        start = next((index for name, index in graph.entrypoints if name == entry), None)
+        if start is None:
+            message = f"Graph {graph.id} has no entry {entry}"
+            return FrameResult("error", diagnostics=[{"code": "entry-missing", "severity": "error", "message": message}])
+        return _Frame(self, graph, call_path, stack).run(start, entry)
+
+
+class _Frame:
+    """The fixpoint of one frame (one graph, one entry, one call path)."""
+
+    def __init__(self, ev: Evaluator, graph: r.Graph, call_path: tuple[str, ...], stack: tuple[str, ...]) -> None:
+        self.ev = ev
+        self.graph = graph
+        self.call_path = call_path
+        self.stack = stack
+        self.prefix = frame_key(graph.id, call_path) + "/"
+        n = len(graph.nodes)
+        self.outcome: list[str | None] = [None] * n
+        self.reached_flag = bytearray(n)
+        self.reached: list[int] = []
+        self.edge_match = bytearray(len(graph.edges))
+        self.match_count = [0] * n
+        self.dirty: set[int] = set()
+        self.repeat_queue: list[int] = []  # repeat edges armed for the coming repeat pass
+        self.children: dict[int, FrameResult] = {}
+        self.diagnostics: list[dict[str, Any]] = []
+
+    def set_outcome(self, index: int, outcome: str) -> None:
+        self.outcome[index] = outcome
+        node = self.graph.nodes[index]
+        bit = r.OUTCOME_BIT.get(outcome, 0)
+        edges = self.graph.edges
+        for e in node.outgoing:
+            matches = 1 if edges[e].mask & bit else 0
+            if matches != self.edge_match[e]:
+                self.edge_match[e] = matches
+                target = edges[e].target
+                self.match_count[target] += 1 if matches else -1
+                if not self.reached_flag[target]:
+                    self.dirty.add(target)
+        for e in node.repeats:
+            if edges[e].mask & bit:
+                heapq.heappush(self.repeat_queue, e)
+
+    def reach(self, index: int) -> None:
+        self.reached_flag[index] = 1
+        self.reached.append(index)
+
+    def compute_outcome(self, index: int) -> str:
+        node = self.graph.nodes[index]
+        ev = self.ev
+        if node.requires is not None and not all_match(ev.state.facts, node.requires):
+            self.diagnostics.append({
+                "code": "required-fact-missing",
+                "severity": "error",
+                "message": f"Node {self.graph.id}/{node.id} requires facts that are not satisfied",
+                "path": ev.graph_path(self.graph),
+            })  # fmt: skip
+            return "blocked"
+        if node.kind == r.SUBGRAPH:
+            child_path = (*self.call_path, f"{self.graph.id}/{node.id}")
+            child = ev.frame(node.subgraph, node.entry or "", child_path, (*self.stack, self.graph.id))
+            self.children[index] = child
+            if child.status == "complete" and child.outcome:
+                return child.outcome
+            if child.status == "error":
+                return "failed"
+            return "waiting-user" if child.status == "waiting-user" else PENDING
+        return ev.simple_outcome(node, self.prefix + node.id)
+
+    def repeat_pass(self) -> None:
+        edges, outcome = self.graph.edges, self.outcome
+        queue, self.repeat_queue = self.repeat_queue, []
+        heapq.heapify(queue)
+        deferred: list[int] = []
+        position = -1
+        while queue:
+            e = heapq.heappop(queue)
+            if e == position:
+                continue  # armed twice
+            position = e
+            edge = edges[e]
+            source_outcome = outcome[edge.source]
+            if source_outcome is None or not edge.mask & r.OUTCOME_BIT.get(source_outcome, 0):
+                continue  # disarmed by a reset earlier in this pass
+            target = edge.target
+            if not self.reached_flag[target]:
+                self.reach(target)
+            if outcome[target] != PENDING:
+                self.set_outcome(target, PENDING)
+                # the reference's in-place scan sees edges armed by this reset only when they
+                # come later in declaration order; the others wait for the next pass
+                for armed in self.repeat_queue:
+                    if armed > position:
+                        heapq.heappush(queue, armed)
+                    else:
+                        deferred.append(armed)
+                self.repeat_queue = []
+        self.repeat_queue = deferred
+
+    def run(self, start: int, entry: str) -> FrameResult:
+        nodes = self.graph.nodes
+        self.reach(start)
+        need = [start]
+        while need or self.repeat_queue or self.dirty:
+            for index in need:
+                self.set_outcome(index, self.compute_outcome(index))
+            if self.repeat_queue:
+                self.repeat_pass()
+            eligible = []
+            for index in self.dirty:
+                if self.reached_flag[index]:
+                    continue
+                node = nodes[index]
+                count = self.match_count[index]
+                if (count > 0) if node.join_any else (count == len(node.incoming)):
+                    eligible.append(index)
+            self.dirty.clear()
+            eligible.sort()
+            for index in eligible:
+                self.reach(index)
+            need = eligible
+        return self.finish(entry)
+
+    def finish(self, entry: str) -> FrameResult:
+        graph, nodes, ev = self.graph, self.graph.nodes, self.ev
+        candidates: list[Candidate] = []
+        terminal_outcomes: set[str] = set()
+        for index in self.reached:
+            node = nodes[index]
+            outcome = self.outcome[index]
+            if node.kind == r.SUBGRAPH:
+                child = self.children.get(index)
+                if child is not None and child.status != "complete":
+                    candidates.extend(child.candidates)
+                    self.diagnostics.extend(child.diagnostics)
+                continue
+            if node.kind == r.TERMINAL:
+                if outcome is not None:
+                    terminal_outcomes.add(outcome)
+                continue
+            if outcome == PENDING:
+                candidates.append(ev.candidate(graph, node, self.call_path, self.prefix + node.id))
+        if len(terminal_outcomes) > 1:
+            ordered = sorted(terminal_outcomes)
+            self.diagnostics.append({
+                "code": "terminal-outcome-ambiguous",
+                "severity": "error",
+                "message": f"Graph {graph.id} reached terminals with conflicting outcomes: {', '.join(ordered)}",
+                "path": ev.graph_path(graph),
+                "detail": {"outcomes": ordered},
+            })  # fmt: skip
+            return FrameResult("error", diagnostics=self.diagnostics)
+        if terminal_outcomes:
+            return FrameResult("complete", next(iter(terminal_outcomes)), diagnostics=self.diagnostics)
+        candidates.sort(key=lambda c: (_AVAILABILITY_RANK[c.availability], -c.node.priority, c.route_id))
+        if candidates:
+            if any(c.availability == "immediate" for c in candidates):
+                status = "actionable"
+            elif any(c.availability == "requires-user" for c in candidates):
+                status = "waiting-user"
+            else:
+                status = "blocked"
+            return FrameResult(status, candidates=candidates, diagnostics=self.diagnostics)
+        if not self.diagnostics:
+            self.diagnostics.append({
+                "code": "no-route",
+                "severity": "error",
+                "message": f"Graph {graph.id} cannot reach a terminal or actionable node from entry {entry}",
+            })  # fmt: skip
+        return FrameResult("blocked", diagnostics=self.diagnostics)

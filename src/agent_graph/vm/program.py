@@ -1,0 +1,159 @@
+"""The embeddable host API: a compiled, immutable Program that evaluates and routes.
+
+``Program`` is a pure function of (IR, installed root): it holds no mutable state,
+so one instance can serve many threads. Evaluation never runs anything.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import AgentGraphError
+from ..ir import codec
+from ..ir import records as r
+from .evaluate import MAX_ALTERNATIVE_ROUTES, Candidate, Evaluator, compute_revision
+from .state import Normalized, RoutingState, normalize
+
+EVALUATION_SCHEMA = "agent-graph.evaluation.v1"
+
+StateLike = RoutingState | Mapping[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    """The result of :meth:`Program.evaluate`; :meth:`to_dict` is ``agent-graph.evaluation.v1``.
+
+    ``candidates`` is the full ranked list (the output keeps the primary route and
+    three alternatives), for hosts with their own chooser.
+    """
+
+    provider: str
+    graph: str
+    entry: str
+    revision: str
+    status_code: str
+    outcome: str | None
+    candidates: tuple[Candidate, ...]
+    diagnostics: tuple[dict[str, Any], ...]
+
+    @property
+    def primary(self) -> Candidate | None:
+        return self.candidates[0] if self.candidates else None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "schema": EVALUATION_SCHEMA,
+            "provider": self.provider,
+            "graph": self.graph,
+            "entry": self.entry,
+            "revision": self.revision,
+            "statusCode": self.status_code,
+        }
+        if self.outcome:
+            out["outcome"] = self.outcome
+        if self.candidates:
+            out["primaryRoute"] = self.candidates[0].summary()
+        out["alternativeRoutes"] = [c.summary() for c in self.candidates[1 : 1 + MAX_ALTERNATIVE_ROUTES]]
+        out["diagnostics"] = [dict(d) for d in self.diagnostics]
+        return out
+
+
+class Program:
+    """A compiled Provider installed at ``root`` (where its files live)."""
+
+    __slots__ = ("_data", "_graph_index", "digest", "ir", "root")
+
+    def __init__(self, ir: r.Program, root: str | os.PathLike[str], data: bytes | None = None) -> None:
+        self.ir = ir
+        self.root = Path(os.path.abspath(root))
+        self._data = data if data is not None else codec.encode(ir)
+        self.digest = codec.digest_of(self._data)
+        self._graph_index = {g.id: i for i, g in enumerate(ir.graphs)}
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if hasattr(self, "_graph_index"):
+            raise AttributeError("Program is immutable")
+        object.__setattr__(self, name, value)
+
+    @property
+    def provider_id(self) -> str:
+        return self.ir.provider_id
+
+    def to_bytes(self) -> bytes:
+        """The canonical IR bytes (their SHA-256 is :attr:`digest`)."""
+        return self._data
+
+    def graph(self, graph_id: str) -> r.Graph:
+        index = self._graph_index.get(graph_id)
+        if index is None:
+            raise AgentGraphError("graph-missing", f"Provider {self.ir.provider_id} has no graph {graph_id}")
+        return self.ir.graphs[index]
+
+    def _evaluate(self, graph_id: str, entry: str, state: Normalized) -> Evaluation:
+        graph = self.graph(graph_id)
+        revision = compute_revision(self.ir, graph, graph_id, entry, state)
+        evaluator = Evaluator(self.ir, self.root, state, revision)
+        result = evaluator.frame(self._graph_index[graph_id], entry, (), ())
+        diagnostics = list(result.diagnostics)
+        alternatives = len(result.candidates) - 1
+        if alternatives > MAX_ALTERNATIVE_ROUTES:
+            diagnostics.append({
+                "code": "route-alternatives-truncated",
+                "severity": "info",
+                "message": f"Evaluation returned {MAX_ALTERNATIVE_ROUTES} of {alternatives} alternative routes",
+                "detail": {"available": alternatives, "returned": MAX_ALTERNATIVE_ROUTES},
+            })  # fmt: skip
+        return Evaluation(
+            provider=self.ir.provider_id,
+            graph=graph_id,
+            entry=entry,
+            revision=revision,
+            status_code=result.status,
+            outcome=result.outcome,
+            candidates=tuple(result.candidates),
+            diagnostics=tuple(diagnostics),
+        )
+
+    def evaluate(self, graph: str, entry: str = "default", state: StateLike = None) -> Evaluation:
+        """Which steps are legal now for ``state`` (facts, outcomes, authorities)."""
+        return self._evaluate(graph, entry, normalize(state))
+
+    def route(
+        self,
+        graph: str,
+        entry: str,
+        route_id: str,
+        state: StateLike = None,
+        revision: str | None = None,
+    ) -> Any:
+        """Resolve one legal route into what to run, read and record (``agent-graph.route.v1``)."""
+        from .route import build_route
+
+        normalized = normalize(state)
+        evaluation = self._evaluate(graph, entry, normalized)
+        if revision is not None and revision != evaluation.revision:
+            raise AgentGraphError(
+                "route-revision-stale",
+                f"Expected revision {revision}, current revision is {evaluation.revision}",
+            )
+        candidate = next((c for c in evaluation.candidates if c.route_id == route_id), None)
+        if candidate is None:
+            raise AgentGraphError(
+                "route-stale", f"Route {route_id} is not available at revision {evaluation.revision}"
+            )
+        if normalized.receipts_provider is not None and normalized.receipts_provider != self.ir.provider_id:
+            raise AgentGraphError(
+                "resource-receipts-provider-mismatch",
+                f"Resource receipts target Provider {normalized.receipts_provider}, "
+                f"current Provider is {self.ir.provider_id}",
+            )
+        return build_route(self, candidate, evaluation.revision, normalized)
+
+
+def load_program(data: bytes, root: str | os.PathLike[str], *, expected_digest: str | None = None) -> Program:
+    """Decode and verify IR bytes; ``root`` is where the Provider's files are installed."""
+    return Program(codec.decode(data, expected_digest=expected_digest), root, bytes(data))

@@ -1,6 +1,55 @@
-"""agent-graph: compiler, IR and deterministic VM for the Agent Graph protocol."""
+"""agent-graph: compiler, IR and deterministic VM for the Agent Graph protocol.
+
+Host API::
+
+    import agent_graph
+
+    program = agent_graph.compile_provider("provider.yaml")   # authoring time (needs yaml, jsonschema)
+    evaluation = program.evaluate("main", "default", {"facts": {...}, "outcomes": {...}})
+    if evaluation.primary is not None:
+        route = program.route("main", "default", evaluation.primary.route_id, state,
+                              revision=evaluation.revision)
+
+``agent_graph.load_program(ir_bytes, root)`` loads compiled IR without the compiler.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 PROTOCOL_VERSION = "0.3.1"
 
-__all__ = ["PROTOCOL_VERSION", "__version__"]
+if TYPE_CHECKING:
+    from .vm import Program
+
+
+def compile_provider(manifest: str | os.PathLike[str]) -> Program:
+    """Load, check and compile a Provider manifest into a :class:`~agent_graph.vm.Program`."""
+    from .compiler.lower import lower
+    from .compiler.provider import load_provider
+    from .vm import Program
+
+    provider = load_provider(manifest)
+    return Program(lower(provider), provider.root)
+
+
+def __getattr__(name: str) -> Any:
+    # the VM's names resolve lazily so `import agent_graph` stays cheap
+    if name in ("Program", "RoutingState", "load_program", "Evaluation"):
+        from . import vm
+
+        return getattr(vm, name)
+    raise AttributeError(name)
+
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "Evaluation",
+    "Program",
+    "RoutingState",
+    "__version__",
+    "compile_provider",
+    "load_program",
+]

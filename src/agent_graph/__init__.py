@@ -4,7 +4,8 @@ Host API::
 
     import agent_graph
 
-    program = agent_graph.compile_provider("provider.yaml")   # authoring time (needs yaml, jsonschema)
+    # authoring time (needs the compiler: yaml, jsonschema)
+    program = agent_graph.compile_provider("provider.yaml")
     evaluation = program.evaluate("main", "default", {"facts": {...}, "outcomes": {...}})
     if evaluation.primary is not None:
         route = program.route("main", "default", evaluation.primary.route_id, state,

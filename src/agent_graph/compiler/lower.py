@@ -22,8 +22,12 @@ from .sources import read_markdown, read_structured
 #: never carries the machine path of the sources.
 FILE_TOKEN = "{file}"
 
-_PROTOCOL = {"file": r.FILE, "markdown": r.MARKDOWN, "graph-action": r.GRAPH_ACTION,
-             "host-action": r.HOST_ACTION}  # fmt: skip
+_PROTOCOL = {
+    "file": r.FILE,
+    "markdown": r.MARKDOWN,
+    "graph-action": r.GRAPH_ACTION,
+    "host-action": r.HOST_ACTION,
+}
 
 
 def _checks(value: list[dict[str, Any]] | None) -> tuple[r.FactCheck, ...] | None:
@@ -89,8 +93,14 @@ class _Lowering:
             meta = read_markdown(path, display=rel).value
         except AgentGraphError as exc:
             message = exc.message.replace(str(path), FILE_TOKEN)
-            return r.FileRef("skill.agent-skill", "skill", "text/markdown", rel, self.digest(path),
-                             (exc.code, message))  # fmt: skip
+            return r.FileRef(
+                "skill.agent-skill",
+                "skill",
+                "text/markdown",
+                rel,
+                self.digest(path),
+                (exc.code, message),
+            )
         name = meta.get("name")
         ident = f"skill.{name}" if isinstance(name, str) else "skill.agent-skill"
         return self.file_ref(ident, "skill", "text/markdown", path)
@@ -98,8 +108,12 @@ class _Lowering:
     def action(self, action: LoadedAction) -> r.Action:
         d = action.definition
         schemas = [
-            self.file_ref(f"schema.{action.id}.{side}", "schema", "application/schema+json",
-                          self.path_of(d[name]))  # fmt: skip
+            self.file_ref(
+                f"schema.{action.id}.{side}",
+                "schema",
+                "application/schema+json",
+                self.path_of(d[name]),
+            )
             if name in d
             else None
             for side, name in (("input", "inputSchema"), ("output", "outputSchema"))
@@ -175,7 +189,9 @@ class _Lowering:
             else:
                 incoming[target].append(i)
                 outgoing[source].append(i)
-        nodes = [self.node(n, incoming[i], outgoing[i], repeats[i]) for i, n in enumerate(d["nodes"])]
+        nodes = [
+            self.node(n, incoming[i], outgoing[i], repeats[i]) for i, n in enumerate(d["nodes"])
+        ]
         return r.Graph(
             id=gid,
             path=loaded.rel,
@@ -223,7 +239,9 @@ class _Lowering:
             gate=gate,
             subgraph=self.graph_index[n["graph"]] if kind == r.SUBGRAPH else r.NONE,
             entry=n.get("entry"),
-            resources=self.resource_lists(n.get("resources") or {}) if kind in (r.ACTION, r.GATE) else None,
+            resources=self.resource_lists(n.get("resources") or {})
+            if kind in (r.ACTION, r.GATE)
+            else None,
             incoming=tuple(incoming),
             outgoing=tuple(outgoing),
             repeats=tuple(repeats),

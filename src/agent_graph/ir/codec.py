@@ -28,25 +28,23 @@ FORMAT_VERSION = 1
 # Field codes: s str, s? optional str, i int, b bool, b? optional bool, j JSON value,
 # I tuple of ints, S tuple of str, P (str, int) pairs, E optional (str, str),
 # R:X record, R?:X optional record, L:X tuple of records.
+_LAYOUT_TEXT: dict[type, str] = {
+    r.FactCheck: "S i j",
+    r.ResourceLists: "I I",
+    r.Delegated: "b i R?:ResourceLists",
+    r.Gate: "s s s? b? i i R?:Delegated",
+    r.Node: "s i s? s? i b L?:FactCheck L?:FactCheck s? i R?:Gate i s? R?:ResourceLists I I I",
+    r.Edge: "i i i i",
+    r.Graph: "s s s P L:Node L:Edge I S",
+    r.FileRef: "s s s s s E",
+    r.Action: "s s s s s? s? s? S s? R?:FileRef R?:FileRef R?:FileRef",
+    r.HostInput: "s s s j",
+    r.Resource: "s s s i s s? s? i R?:HostInput",
+    r.CatalogEntry: "s s s s? i j",
+    r.Program: "s s s L:Graph L:Action L:Resource L?:CatalogEntry",
+}
 LAYOUT: dict[type, tuple[str, ...]] = {
-    r.FactCheck: ("S", "i", "j"),
-    r.ResourceLists: ("I", "I"),
-    r.Delegated: ("b", "i", "R?:ResourceLists"),
-    r.Gate: ("s", "s", "s?", "b?", "i", "i", "R?:Delegated"),
-    r.Node: (
-        "s", "i", "s?", "s?", "i", "b", "L?:FactCheck", "L?:FactCheck", "s?", "i",
-        "R?:Gate", "i", "s?", "R?:ResourceLists", "I", "I", "I",
-    ),  # fmt: skip
-    r.Edge: ("i", "i", "i", "i"),
-    r.Graph: ("s", "s", "s", "P", "L:Node", "L:Edge", "I", "S"),
-    r.FileRef: ("s", "s", "s", "s", "s", "E"),
-    r.Action: (
-        "s", "s", "s", "s", "s?", "s?", "s?", "S", "s?", "R?:FileRef", "R?:FileRef", "R?:FileRef",
-    ),  # fmt: skip
-    r.HostInput: ("s", "s", "s", "j"),
-    r.Resource: ("s", "s", "s", "i", "s", "s?", "s?", "i", "R?:HostInput"),
-    r.CatalogEntry: ("s", "s", "s", "s?", "i", "j"),
-    r.Program: ("s", "s", "s", "L:Graph", "L:Action", "L:Resource", "L?:CatalogEntry"),
+    cls: tuple(text.split()) for cls, text in _LAYOUT_TEXT.items()
 }
 BY_NAME: dict[str, type] = {cls.__name__: cls for cls in LAYOUT}
 
@@ -72,7 +70,10 @@ class _Encoder:
 
     def record(self, value: Any) -> list[Any]:
         layout = LAYOUT[type(value)]
-        return [self.field(code, getattr(value, f.name)) for code, f in zip(layout, fields(value), strict=True)]
+        return [
+            self.field(code, getattr(value, f.name))
+            for code, f in zip(layout, fields(value), strict=True)
+        ]
 
     def field(self, code: str, value: Any) -> Any:
         if value is None:
@@ -96,7 +97,11 @@ def encode(program: r.Program) -> bytes:
     encoder = _Encoder()
     tree = encoder.record(program)
     body = msgpack.packb([encoder.strings, tree], use_bin_type=True)
-    return bytes(msgpack.packb([MAGIC, FORMAT_VERSION, hashlib.sha256(body).digest(), body], use_bin_type=True))
+    return bytes(
+        msgpack.packb(
+            [MAGIC, FORMAT_VERSION, hashlib.sha256(body).digest(), body], use_bin_type=True
+        )
+    )
 
 
 def digest_of(data: bytes) -> str:
@@ -123,7 +128,10 @@ class _Decoder:
         if not isinstance(value, list) or len(value) != len(layout):
             raise corrupt(f"{where}: malformed {cls.__name__} record")
         names = [f.name for f in fields(cls)]
-        args = [self.field(code, item, f"{where}.{name}") for code, item, name in zip(layout, value, names, strict=True)]
+        args = [
+            self.field(code, item, f"{where}.{name}")
+            for code, item, name in zip(layout, value, names, strict=True)
+        ]
         return cls(*args)
 
     def field(self, code: str, value: Any, where: str) -> Any:
@@ -150,7 +158,9 @@ class _Decoder:
                 raise corrupt(f"{where}: expected a list of strings")
             return tuple(self.string(v, where) for v in value)
         elif code == "P":
-            if not isinstance(value, list) or not all(isinstance(p, list) and len(p) == 2 for p in value):
+            if not isinstance(value, list) or not all(
+                isinstance(p, list) and len(p) == 2 for p in value
+            ):
                 raise corrupt(f"{where}: expected name/index pairs")
             return tuple((self.string(p[0], where), self._int(p[1], where)) for p in value)
         elif code == "E":
@@ -162,7 +172,9 @@ class _Decoder:
             if code.startswith(("L:", "L?:")):
                 if not isinstance(value, list):
                     raise corrupt(f"{where}: expected a list of {cls.__name__}")
-                return tuple(self.record(cls, item, f"{where}[{i}]") for i, item in enumerate(value))
+                return tuple(
+                    self.record(cls, item, f"{where}[{i}]") for i, item in enumerate(value)
+                )
             return self.record(cls, value, where)
         if not check(value):
             raise corrupt(f"{where}: unexpected {type(value).__name__}")
@@ -181,14 +193,15 @@ def decode(data: bytes, *, expected_digest: str | None = None) -> r.Program:
         raise corrupt(f"digest {digest_of(data)} does not match the expected {expected_digest}")
     try:
         outer = msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True)
-    except Exception as exc:  # noqa: BLE001 — msgpack raises several unrelated types
+    except Exception as exc:  # msgpack raises several unrelated types
         raise corrupt(f"not a msgpack document ({type(exc).__name__})") from None
     if not isinstance(outer, list) or len(outer) != 4 or outer[0] != MAGIC:
         raise corrupt("missing the agent-graph.ir header")
     if outer[1] != FORMAT_VERSION:
         raise AgentGraphError(
             "ir-version-unsupported",
-            f"Compiled IR format {outer[1]!r} is not supported (this build reads {FORMAT_VERSION}); "
+            f"Compiled IR format {outer[1]!r} is not supported "
+            f"(this build reads {FORMAT_VERSION}); "
             "recompile the Provider",
         )
     body = outer[3]
@@ -198,7 +211,7 @@ def decode(data: bytes, *, expected_digest: str | None = None) -> r.Program:
         raise corrupt("body digest mismatch")
     try:
         strings, tree = msgpack.unpackb(body, raw=False, strict_map_key=True, use_list=True)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise corrupt(f"body is not msgpack ({type(exc).__name__})") from None
     if not isinstance(strings, list):
         raise corrupt("missing string table")
@@ -209,7 +222,11 @@ def decode(data: bytes, *, expected_digest: str | None = None) -> r.Program:
 
 def check_bounds(program: r.Program) -> None:
     """Every index must point into its table, every kind code must be known."""
-    n_actions, n_resources, n_graphs = len(program.actions), len(program.resources), len(program.graphs)
+    n_actions, n_resources, n_graphs = (
+        len(program.actions),
+        len(program.resources),
+        len(program.graphs),
+    )
 
     def within(index: int, size: int, where: str, optional: bool = True) -> None:
         if not (0 <= index < size or (optional and index == r.NONE)):

@@ -83,11 +83,15 @@ def node_state_key(graph_id: str, node_id: str, call_path: tuple[str, ...] = ())
 
 
 def route_id(revision: str, graph: str, node: str, call_path: tuple[str, ...]) -> str:
-    digest = digest_value({"revision": revision, "graph": graph, "node": node, "callPath": list(call_path)})
+    digest = digest_value(
+        {"revision": revision, "graph": graph, "node": node, "callPath": list(call_path)}
+    )
     return "route:" + digest[len("sha256:") : len("sha256:") + 20]
 
 
-def compute_revision(program: r.Program, graph: r.Graph | None, graph_id: str, entry: str, state: Normalized) -> str:
+def compute_revision(
+    program: r.Program, graph: r.Graph | None, graph_id: str, entry: str, state: Normalized
+) -> str:
     return digest_value(
         {
             "provider": graph.digest if graph is not None else program.provider_digest,
@@ -127,37 +131,83 @@ class Evaluator:
             return node.terminal_outcome or PENDING
         return PENDING
 
-    def candidate(self, graph: r.Graph, node: r.Node, call_path: tuple[str, ...], key: str) -> Candidate:
+    def candidate(
+        self, graph: r.Graph, node: r.Node, call_path: tuple[str, ...], key: str
+    ) -> Candidate:
         rid = route_id(self.revision, graph.id, node.id, call_path)
         reason = node.reason_code or ""
         if node.kind == r.ACTION:
-            return Candidate(rid, graph, node, call_path, key, "actionable", reason,
-                             self.hints.get(reason), "immediate", None)  # fmt: skip
+            return Candidate(
+                rid,
+                graph,
+                node,
+                call_path,
+                key,
+                "actionable",
+                reason,
+                self.hints.get(reason),
+                "immediate",
+                None,
+            )
         gate = node.gate
         assert gate is not None
-        delegated = gate.delegatable is True and gate.authority is not None and gate.authority in self.authorities
+        delegated = (
+            gate.delegatable is True
+            and gate.authority is not None
+            and gate.authority in self.authorities
+        )
         if delegated:
-            return Candidate(rid, graph, node, call_path, key, "actionable", reason,
-                             self.hints.get(reason), "immediate", "session-authority")  # fmt: skip
-        return Candidate(rid, graph, node, call_path, key, "waiting-user", reason,
-                         self.hints.get(reason), "requires-user", "user")  # fmt: skip
+            return Candidate(
+                rid,
+                graph,
+                node,
+                call_path,
+                key,
+                "actionable",
+                reason,
+                self.hints.get(reason),
+                "immediate",
+                "session-authority",
+            )
+        return Candidate(
+            rid,
+            graph,
+            node,
+            call_path,
+            key,
+            "waiting-user",
+            reason,
+            self.hints.get(reason),
+            "requires-user",
+            "user",
+        )
 
-    def frame(self, graph_index: int, entry: str, call_path: tuple[str, ...], stack: tuple[str, ...]) -> FrameResult:
+    def frame(
+        self, graph_index: int, entry: str, call_path: tuple[str, ...], stack: tuple[str, ...]
+    ) -> FrameResult:
         graph = self.program.graphs[graph_index]
         if graph.id in stack:
             message = f"Runtime graph recursion detected: {' -> '.join((*stack, graph.id))}"
-            return FrameResult("error", diagnostics=[{"code": "graph-recursion", "severity": "error", "message": message}])
+            return FrameResult(
+                "error",
+                diagnostics=[{"code": "graph-recursion", "severity": "error", "message": message}],
+            )
         start = next((index for name, index in graph.entrypoints if name == entry), None)
         if start is None:
             message = f"Graph {graph.id} has no entry {entry}"
-            return FrameResult("error", diagnostics=[{"code": "entry-missing", "severity": "error", "message": message}])
+            return FrameResult(
+                "error",
+                diagnostics=[{"code": "entry-missing", "severity": "error", "message": message}],
+            )
         return _Frame(self, graph, call_path, stack).run(start, entry)
 
 
 class _Frame:
     """The fixpoint of one frame (one graph, one entry, one call path)."""
 
-    def __init__(self, ev: Evaluator, graph: r.Graph, call_path: tuple[str, ...], stack: tuple[str, ...]) -> None:
+    def __init__(
+        self, ev: Evaluator, graph: r.Graph, call_path: tuple[str, ...], stack: tuple[str, ...]
+    ) -> None:
         self.ev = ev
         self.graph = graph
         self.call_path = call_path
@@ -199,16 +249,21 @@ class _Frame:
         node = self.graph.nodes[index]
         ev = self.ev
         if node.requires is not None and not all_match(ev.state.facts, node.requires):
-            self.diagnostics.append({
-                "code": "required-fact-missing",
-                "severity": "error",
-                "message": f"Node {self.graph.id}/{node.id} requires facts that are not satisfied",
-                "path": ev.graph_path(self.graph),
-            })  # fmt: skip
+            self.diagnostics.append(
+                {
+                    "code": "required-fact-missing",
+                    "severity": "error",
+                    "message": f"Node {self.graph.id}/{node.id} requires facts that are not "
+                    "satisfied",
+                    "path": ev.graph_path(self.graph),
+                }
+            )
             return "blocked"
         if node.kind == r.SUBGRAPH:
             child_path = (*self.call_path, f"{self.graph.id}/{node.id}")
-            child = ev.frame(node.subgraph, node.entry or "", child_path, (*self.stack, self.graph.id))
+            child = ev.frame(
+                node.subgraph, node.entry or "", child_path, (*self.stack, self.graph.id)
+            )
             self.children[index] = child
             if child.status == "complete" and child.outcome:
                 return child.outcome
@@ -292,17 +347,24 @@ class _Frame:
                 candidates.append(ev.candidate(graph, node, self.call_path, self.prefix + node.id))
         if len(terminal_outcomes) > 1:
             ordered = sorted(terminal_outcomes)
-            self.diagnostics.append({
-                "code": "terminal-outcome-ambiguous",
-                "severity": "error",
-                "message": f"Graph {graph.id} reached terminals with conflicting outcomes: {', '.join(ordered)}",
-                "path": ev.graph_path(graph),
-                "detail": {"outcomes": ordered},
-            })  # fmt: skip
+            self.diagnostics.append(
+                {
+                    "code": "terminal-outcome-ambiguous",
+                    "severity": "error",
+                    "message": f"Graph {graph.id} reached terminals with conflicting outcomes: "
+                    + ", ".join(ordered),
+                    "path": ev.graph_path(graph),
+                    "detail": {"outcomes": ordered},
+                }
+            )
             return FrameResult("error", diagnostics=self.diagnostics)
         if terminal_outcomes:
-            return FrameResult("complete", next(iter(terminal_outcomes)), diagnostics=self.diagnostics)
-        candidates.sort(key=lambda c: (_AVAILABILITY_RANK[c.availability], -c.node.priority, c.route_id))
+            return FrameResult(
+                "complete", next(iter(terminal_outcomes)), diagnostics=self.diagnostics
+            )
+        candidates.sort(
+            key=lambda c: (_AVAILABILITY_RANK[c.availability], -c.node.priority, c.route_id)
+        )
         if candidates:
             if any(c.availability == "immediate" for c in candidates):
                 status = "actionable"
@@ -312,9 +374,12 @@ class _Frame:
                 status = "blocked"
             return FrameResult(status, candidates=candidates, diagnostics=self.diagnostics)
         if not self.diagnostics:
-            self.diagnostics.append({
-                "code": "no-route",
-                "severity": "error",
-                "message": f"Graph {graph.id} cannot reach a terminal or actionable node from entry {entry}",
-            })  # fmt: skip
+            self.diagnostics.append(
+                {
+                    "code": "no-route",
+                    "severity": "error",
+                    "message": f"Graph {graph.id} cannot reach a terminal or actionable node "
+                    f"from entry {entry}",
+                }
+            )
         return FrameResult("blocked", diagnostics=self.diagnostics)

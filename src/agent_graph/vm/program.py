@@ -57,7 +57,9 @@ class Evaluation:
             out["outcome"] = self.outcome
         if self.candidates:
             out["primaryRoute"] = self.candidates[0].summary()
-        out["alternativeRoutes"] = [c.summary() for c in self.candidates[1 : 1 + MAX_ALTERNATIVE_ROUTES]]
+        out["alternativeRoutes"] = [
+            c.summary() for c in self.candidates[1 : 1 + MAX_ALTERNATIVE_ROUTES]
+        ]
         out["diagnostics"] = [dict(d) for d in self.diagnostics]
         return out
 
@@ -67,7 +69,9 @@ class Program:
 
     __slots__ = ("_data", "_graph_index", "digest", "ir", "root")
 
-    def __init__(self, ir: r.Program, root: str | os.PathLike[str], data: bytes | None = None) -> None:
+    def __init__(
+        self, ir: r.Program, root: str | os.PathLike[str], data: bytes | None = None
+    ) -> None:
         self.ir = ir
         self.root = Path(os.path.abspath(root))
         self._data = data if data is not None else codec.encode(ir)
@@ -90,7 +94,9 @@ class Program:
     def graph(self, graph_id: str) -> r.Graph:
         index = self._graph_index.get(graph_id)
         if index is None:
-            raise AgentGraphError("graph-missing", f"Provider {self.ir.provider_id} has no graph {graph_id}")
+            raise AgentGraphError(
+                "graph-missing", f"Provider {self.ir.provider_id} has no graph {graph_id}"
+            )
         return self.ir.graphs[index]
 
     def _evaluate(self, graph_id: str, entry: str, state: Normalized) -> Evaluation:
@@ -101,12 +107,15 @@ class Program:
         diagnostics = list(result.diagnostics)
         alternatives = len(result.candidates) - 1
         if alternatives > MAX_ALTERNATIVE_ROUTES:
-            diagnostics.append({
-                "code": "route-alternatives-truncated",
-                "severity": "info",
-                "message": f"Evaluation returned {MAX_ALTERNATIVE_ROUTES} of {alternatives} alternative routes",
-                "detail": {"available": alternatives, "returned": MAX_ALTERNATIVE_ROUTES},
-            })  # fmt: skip
+            diagnostics.append(
+                {
+                    "code": "route-alternatives-truncated",
+                    "severity": "info",
+                    "message": f"Evaluation returned {MAX_ALTERNATIVE_ROUTES} of {alternatives} "
+                    "alternative routes",
+                    "detail": {"available": alternatives, "returned": MAX_ALTERNATIVE_ROUTES},
+                }
+            )
         return Evaluation(
             provider=self.ir.provider_id,
             graph=graph_id,
@@ -143,9 +152,13 @@ class Program:
         candidate = next((c for c in evaluation.candidates if c.route_id == route_id), None)
         if candidate is None:
             raise AgentGraphError(
-                "route-stale", f"Route {route_id} is not available at revision {evaluation.revision}"
+                "route-stale",
+                f"Route {route_id} is not available at revision {evaluation.revision}",
             )
-        if normalized.receipts_provider is not None and normalized.receipts_provider != self.ir.provider_id:
+        if (
+            normalized.receipts_provider is not None
+            and normalized.receipts_provider != self.ir.provider_id
+        ):
             raise AgentGraphError(
                 "resource-receipts-provider-mismatch",
                 f"Resource receipts target Provider {normalized.receipts_provider}, "
@@ -154,6 +167,8 @@ class Program:
         return build_route(self, candidate, evaluation.revision, normalized)
 
 
-def load_program(data: bytes, root: str | os.PathLike[str], *, expected_digest: str | None = None) -> Program:
+def load_program(
+    data: bytes, root: str | os.PathLike[str], *, expected_digest: str | None = None
+) -> Program:
     """Decode and verify IR bytes; ``root`` is where the Provider's files are installed."""
     return Program(codec.decode(data, expected_digest=expected_digest), root, bytes(data))

@@ -83,9 +83,7 @@ def _check_json(value: Any, where: str) -> None:
 def _outcome(key: str, value: Any) -> str:
     outcome = value.get("outcome") if isinstance(value, Mapping) else value
     if isinstance(value, Mapping) and "outcome" not in value:
-        raise AgentGraphError(
-            "outcome-invalid", f"Outcome record for {key} has no outcome member"
-        )
+        raise AgentGraphError("outcome-invalid", f"Outcome record for {key} has no outcome member")
     if not isinstance(outcome, str) or outcome not in OUTCOMES:
         raise AgentGraphError(
             "outcome-invalid",

@@ -58,6 +58,7 @@ class _Lowering:
         self.resource_index = {path: i for i, path in enumerate(provider.resources)}
         self.graph_index = {gid: i for i, gid in enumerate(provider.graphs)}
         self.digests: dict[Path, str] = {}
+        self.paths: dict[str, Path] = {}
 
     def digest(self, path: Path) -> str:
         found = self.digests.get(path)
@@ -66,7 +67,10 @@ class _Lowering:
         return found
 
     def path_of(self, reference: str) -> Path:
-        return Path(os.path.normpath(self.root / reference))
+        found = self.paths.get(reference)
+        if found is None:
+            found = self.paths[reference] = Path(os.path.normpath(self.root / reference))
+        return found
 
     def action_ref(self, reference: str | None) -> int:
         if reference is None:

@@ -47,6 +47,10 @@ LAYOUT: dict[type, tuple[str, ...]] = {
     cls: tuple(text.split()) for cls, text in _LAYOUT_TEXT.items()
 }
 BY_NAME: dict[str, type] = {cls.__name__: cls for cls in LAYOUT}
+_FIELDS: dict[type, tuple[tuple[str, str], ...]] = {
+    cls: tuple(zip(layout, (f.name for f in fields(cls)), strict=True))
+    for cls, layout in LAYOUT.items()
+}
 
 
 def corrupt(message: str) -> AgentGraphError:
@@ -69,11 +73,8 @@ class _Encoder:
         return found
 
     def record(self, value: Any) -> list[Any]:
-        layout = LAYOUT[type(value)]
-        return [
-            self.field(code, getattr(value, f.name))
-            for code, f in zip(layout, fields(value), strict=True)
-        ]
+        field = self.field
+        return [field(code, getattr(value, name)) for code, name in _FIELDS[type(value)]]
 
     def field(self, code: str, value: Any) -> Any:
         if value is None:
@@ -124,15 +125,11 @@ class _Decoder:
         return text
 
     def record(self, cls: type, value: Any, where: str) -> Any:
-        layout = LAYOUT[cls]
-        if not isinstance(value, list) or len(value) != len(layout):
+        spec = _FIELDS[cls]
+        if not isinstance(value, list) or len(value) != len(spec):
             raise corrupt(f"{where}: malformed {cls.__name__} record")
-        names = [f.name for f in fields(cls)]
-        args = [
-            self.field(code, item, f"{where}.{name}")
-            for code, item, name in zip(layout, value, names, strict=True)
-        ]
-        return cls(*args)
+        field = self.field
+        return cls(*[field(code, item, where) for (code, _), item in zip(spec, value, strict=True)])
 
     def field(self, code: str, value: Any, where: str) -> Any:
         if code == "j":  # any JSON value, null included

@@ -1,0 +1,464 @@
+"""Seeded random Providers and routing states for the differential test.
+
+``generate_case(rng, tmp_dir)`` writes a small-to-medium valid Provider under
+``tmp_dir`` and returns its manifest path with a list of states to evaluate.
+Everything is decided by ``rng``, so a seed reproduces a case byte for byte
+(file contents, ids, states), which is what lets tests pin reference results
+per seed.
+
+What the Providers contain (all within the static validation rules, §1.2):
+
+* 1–4 graphs; a graph may call only graphs generated after it, so subgraph
+  calls form a DAG; 2–40 nodes each, of all four kinds;
+* non-repeat edges (flow/consumes/requires/gatedBy, random outcome lists) that
+  only go "forward" in a hidden topological order, while declaration order is
+  shuffled (the round algorithm is sensitive to declaration order);
+* repeat edges onto actions and gates, self loops included;
+* random ``join`` all/any, priorities, descriptions, ``requiresFacts`` and
+  ``satisfiedBy`` with ``exists``/``equals`` over a small fact vocabulary whose
+  values mix types (``true``/``1``/``"1"``/``1.0``/``-0.0``/``null``);
+* gates with or without authority and ``delegatable``;
+* sometimes a code catalog, which then declares every reason code.
+
+The states mix walks (evaluate with the oracle, record an outcome for one of
+the candidates, repeat) and random assignments over every real state key,
+including child keys through call paths (``main/sub>child/x``), bare child keys
+that must be ignored, records ``{outcome, recordedAt}``, unsorted duplicated
+authorities and noise facts with non-ASCII keys.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent_graph.compiler.model import LoadedProvider
+from agent_graph.compiler.provider import load_provider
+from oracle_eval import oracle_candidates
+
+__all__ = ["OUTCOMES", "Case", "State", "generate_case", "state_keys"]
+
+OUTCOMES = (
+    "completed",
+    "partial",
+    "failed",
+    "unverified",
+    "skipped",
+    "pending",
+    "blocked",
+    "waiting-user",
+)
+# Recorded outcomes as a host would mostly report them.
+_RECORD_WEIGHTS = (50, 12, 12, 4, 5, 3, 5, 9)
+AUTHORITIES = ("ops", "review", "lead")
+_FACT_PATHS = ("ready", "mode", "count", "env.name", "env.ok", "items.0", "items.1.id", "flag")
+_EQUALS_VALUES: tuple[Any, ...] = (True, False, 1, 0, 1.0, -0.0, "x", "y", "1", None)
+_OUTCOME_LISTS: tuple[tuple[str, ...], ...] = (
+    ("completed",),
+    ("failed",),
+    ("partial",),
+    ("completed", "partial"),
+    ("failed", "blocked"),
+    ("waiting-user",),
+    ("skipped", "completed"),
+)
+
+
+@dataclass(frozen=True)
+class State:
+    """One evaluation input: root graph, entry and the host-supplied state."""
+
+    graph: str
+    entry: str
+    facts: dict[str, Any]
+    outcomes: dict[str, Any]
+    authorities: list[str]
+
+    def kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``oracle_evaluate`` and friends."""
+        return {"facts": self.facts, "outcomes": self.outcomes, "authorities": self.authorities}
+
+    def outcome_strings(self) -> dict[str, str]:
+        """Outcomes with records reduced to their outcome (what the CLI accepts)."""
+        return {k: v if isinstance(v, str) else v["outcome"] for k, v in self.outcomes.items()}
+
+
+@dataclass
+class Case:
+    manifest: Path
+    states: list[State]
+    graph_ids: list[str] = field(default_factory=list)
+
+
+# --- Provider -------------------------------------------------------------------
+
+
+def _fact_check(rng: random.Random) -> dict[str, Any]:
+    path = rng.choice(_FACT_PATHS)
+    if rng.random() < 0.4:
+        return {"path": path, "exists": rng.random() < 0.6}
+    return {"path": path, "equals": rng.choice(_EQUALS_VALUES)}
+
+
+def _outcome_list(rng: random.Random) -> list[str] | None:
+    roll = rng.random()
+    if roll < 0.45:
+        return None  # the default [completed]
+    if roll < 0.85:
+        return list(rng.choice(_OUTCOME_LISTS))
+    return rng.sample(OUTCOMES, rng.randint(1, 3))
+
+
+def _node_id(rng: random.Random, kind: str, k: int) -> str:
+    stem = {"action": "a", "gate": "gate", "subgraph": "sub", "terminal": "end"}[kind]
+    roll = rng.random()
+    if roll < 0.1:
+        return f"{stem}.{k}"
+    if roll < 0.15:
+        return f"{stem}/{k}"
+    return f"{stem}{k}"
+
+
+def _graph(
+    rng: random.Random,
+    gid: str,
+    children: list[tuple[str, list[str]]],
+    actions: list[str],
+) -> dict[str, Any]:
+    n = rng.choice((rng.randint(2, 8), rng.randint(2, 16), rng.randint(2, 40)))
+    kinds: list[str] = ["terminal"] * rng.randint(1, max(1, n // 4))
+    if children:
+        kinds += ["subgraph"] * min(rng.randint(0, 3), n - len(kinds))
+    while len(kinds) < n:
+        kinds.append("gate" if rng.random() < 0.22 else "action")
+    kinds = kinds[:n]
+    rng.shuffle(kinds)
+    # Terminals mostly late in the topological order, as in real graphs.
+    if rng.random() < 0.7:
+        kinds.sort(key=lambda k: (k == "terminal") and rng.random() < 0.8)
+    nodes: list[dict[str, Any]] = []
+    for k, kind in enumerate(kinds):
+        node: dict[str, Any] = {"id": _node_id(rng, kind, k), "kind": kind}
+        if rng.random() < 0.3:
+            node["description"] = f"Step {k} of {gid}"
+        if kind in ("action", "gate"):
+            node["reasonCode"] = f"route.{gid}.{kind}-{rng.randint(0, 3)}"
+        if rng.random() < 0.35:
+            node["priority"] = rng.choice((rng.randint(-3, 3), rng.randint(-3, 3), 1000, -1000))
+        if kind == "action":
+            node["action"] = rng.choice(actions)
+        elif kind == "gate":
+            gate: dict[str, Any] = {"id": f"gate-{k}", "prompt": f"Decide step {k}."}
+            if rng.random() < 0.65:
+                gate["authority"] = rng.choice(AUTHORITIES)
+            roll = rng.random()
+            if roll < 0.55:
+                gate["delegatable"] = True
+            elif roll < 0.7:
+                gate["delegatable"] = False
+            node["gate"] = gate
+        elif kind == "subgraph":
+            child, entries = rng.choice(children)
+            node["graph"] = child
+            node["entry"] = rng.choice(entries)
+        else:
+            node["terminalOutcome"] = rng.choice(
+                ("completed", "completed", "completed", "failed", "partial", "skipped", "blocked")
+            )
+        if rng.random() < 0.12:
+            node["requiresFacts"] = [_fact_check(rng) for _ in range(rng.randint(0, 2))]
+        if kind in ("action", "gate") and rng.random() < 0.15:
+            node["satisfiedBy"] = [_fact_check(rng) for _ in range(rng.randint(1, 2))]
+        nodes.append(node)
+
+    edges: list[dict[str, Any]] = []
+    seen: set[str] = set()
+
+    def add_edge(src: int, dst: int, kind: str | None, outcomes: list[str] | None) -> None:
+        key_outcomes = ",".join(outcomes or ["completed"])
+        key = f"{kind or 'flow'}:{nodes[src]['id']}:{nodes[dst]['id']}:{key_outcomes}"
+        if key in seen:
+            return
+        seen.add(key)
+        edge: dict[str, Any] = {"from": nodes[src]["id"], "to": nodes[dst]["id"]}
+        if outcomes is not None:
+            edge["outcomes"] = outcomes
+        if kind is not None:
+            edge["kind"] = kind
+        edges.append(edge)
+
+    for src in range(n):
+        if kinds[src] == "terminal" or src == n - 1:
+            continue
+        span = n - 1 - src
+        if rng.random() < 0.12 and span >= 5:
+            # A wide fan-out: many routes at once (ranking, truncation).
+            pool = list(range(src + 1, n))
+            if rng.random() < 0.6:
+                pool = [i for i in pool if kinds[i] != "terminal"] or pool
+            targets = rng.sample(pool, min(len(pool), rng.randint(5, 9)))
+        else:
+            targets = [
+                src + 1 + (rng.randrange(span) if rng.random() < 0.3 else rng.randrange(min(span, 4)))
+                for _ in range(rng.choice((0, 1, 1, 2, 2, 3)))
+            ]
+        for dst in targets:
+            kind_roll = rng.random()
+            kind: str | None = None
+            if kinds[src] == "gate" and kind_roll < 0.3:
+                kind = "gatedBy"
+            elif kind_roll < 0.4:
+                kind = rng.choice(("flow", "consumes", "requires"))
+            add_edge(src, dst, kind, _outcome_list(rng))
+    repeatable = [i for i in range(n) if kinds[i] in ("action", "gate")]
+    sources = [i for i in range(n) if kinds[i] != "terminal"]
+    if repeatable and sources:
+        for _ in range(rng.choice((0, 0, 1, 1, 2, 3))):
+            dst = rng.choice(repeatable)
+            src = dst if rng.random() < 0.3 else rng.choice(sources)
+            outcomes = rng.choice((None, ["partial"], ["failed"], ["partial", "failed"], None))
+            add_edge(src, dst, "repeat", outcomes)
+    rng.shuffle(edges)
+
+    for dst in range(n):
+        incoming = sum(1 for e in edges if e["to"] == nodes[dst]["id"] and e.get("kind") != "repeat")
+        if incoming >= 2 or rng.random() < 0.1:
+            roll = rng.random()
+            if roll < 0.45:
+                nodes[dst]["join"] = "any"
+            elif roll < 0.65:
+                nodes[dst]["join"] = "all"
+
+    entrypoints = {"default": nodes[0]["id"] if rng.random() < 0.85 else rng.choice(nodes)["id"]}
+    if rng.random() < 0.35:
+        entrypoints["alt"] = rng.choice(nodes)["id"]
+    declared = list(nodes)
+    if rng.random() < 0.75:
+        rng.shuffle(declared)
+    graph: dict[str, Any] = {"schema": "agent-graph.graph.v1", "id": gid}
+    if rng.random() < 0.3:
+        graph["description"] = f"Generated graph {gid}."
+    graph["entrypoints"] = entrypoints
+    graph["nodes"] = declared
+    graph["edges"] = edges
+    return graph
+
+
+def _write(path: Path, value: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # JSON text is also YAML 1.2, so .yaml files go through the YAML loaders.
+    path.write_text(json.dumps(value, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _write_provider(rng: random.Random, root: Path) -> tuple[Path, list[str]]:
+    graph_count = rng.choice((1, 2, 2, 3, 3, 4))
+    prefix = rng.choice(("g", "g", "flow.", "team/"))
+    gids = [f"{prefix}{i}" for i in range(graph_count)]
+    actions: list[str] = []
+    for i in range(rng.randint(1, 3)):
+        rel = f"actions/act{i}.json" if rng.random() < 0.5 else f"actions/act{i}.yaml"
+        action: dict[str, Any] = {"schema": "agent-graph.action.v1", "id": f"act{i}"}
+        if rng.random() < 0.5:
+            action.update(runner="host", effect="write", handler=f"gen.handler-{i}")
+        else:
+            action.update(runner="command", effect="read", command=f"echo step {i}")
+        _write(root / rel, action)
+        actions.append(rel)
+    graphs: dict[str, dict[str, Any]] = {}
+    entries: dict[str, list[str]] = {}
+    for i in reversed(range(graph_count)):  # children first, so callers know their entries
+        children = [(gids[j], entries[gids[j]]) for j in range(i + 1, graph_count)]
+        graph = _graph(rng, gids[i], children, actions)
+        graphs[gids[i]] = graph
+        entries[gids[i]] = list(graph["entrypoints"])
+    graph_files: list[str] = []
+    for i, gid in enumerate(gids):
+        rel = f"graphs/graph{i}.{rng.choice(('yaml', 'json'))}"
+        _write(root / rel, graphs[gid])
+        graph_files.append(rel)
+    manifest: dict[str, Any] = {
+        "schema": "agent-graph.provider.v1",
+        "id": f"gen.case-{rng.randint(0, 9999)}",
+        "version": f"0.{rng.randint(0, 9)}.{rng.randint(0, 9)}",
+        "graphs": graph_files,
+    }
+    if rng.random() < 0.5:
+        codes = sorted(
+            {
+                node["reasonCode"]
+                for graph in graphs.values()
+                for node in graph["nodes"]
+                if "reasonCode" in node
+            }
+        )
+        catalog: list[dict[str, Any]] = [
+            {"code": code, "kind": "route-reason", "summary": f"Hint for {code}."} for code in codes
+        ]
+        catalog.append({"code": "gen.diagnostic", "kind": "diagnostic", "summary": "Unused."})
+        rng.shuffle(catalog)
+        _write(root / "codes.yaml", {"schema": "agent-graph.code-catalog.v1", "codes": catalog})
+        manifest["catalogs"] = {"codes": "codes.yaml"}
+    path = root / "provider.yaml"
+    _write(path, manifest)
+    return path, gids
+
+
+# --- states ---------------------------------------------------------------------
+
+
+def state_keys(provider: LoadedProvider, graph_id: str, limit: int = 2000) -> list[str]:
+    """Every state key reachable from ``graph_id`` through subgraph calls (any entry)."""
+    keys: list[str] = []
+    stack: list[tuple[str, list[str]]] = [(graph_id, [])]
+    while stack and len(keys) < limit:
+        gid, call_path = stack.pop()
+        frame = gid if not call_path else ">".join(call_path) + ">" + gid
+        for node in provider.graphs[gid].definition["nodes"]:
+            keys.append(f"{frame}/{node['id']}")
+            if node["kind"] == "subgraph":
+                stack.append((node["graph"], [*call_path, f"{gid}/{node['id']}"]))
+    return keys
+
+
+def _random_facts(rng: random.Random) -> dict[str, Any]:
+    facts: dict[str, Any] = {}
+    scalars = _EQUALS_VALUES
+    if rng.random() < 0.6:
+        facts["ready"] = rng.choice((True, False, 1, "true", None))
+    if rng.random() < 0.5:
+        facts["mode"] = rng.choice(("x", "y", 1, "1"))
+    if rng.random() < 0.5:
+        facts["count"] = rng.choice((0, -0.0, 1, 1.0, 2))
+    if rng.random() < 0.5:
+        facts["flag"] = rng.choice(scalars)
+    if rng.random() < 0.5:
+        env_roll = rng.random()
+        if env_roll < 0.7:
+            env: dict[str, Any] = {}
+            if rng.random() < 0.7:
+                env["name"] = rng.choice(scalars)
+            if rng.random() < 0.7:
+                env["ok"] = rng.choice(scalars)
+            facts["env"] = env
+        else:
+            facts["env"] = rng.choice((None, "env", []))
+    if rng.random() < 0.4:
+        items_roll = rng.random()
+        if items_roll < 0.5:
+            facts["items"] = [rng.choice(scalars), {"id": rng.choice(scalars)}][: rng.randint(0, 2)]
+        elif items_roll < 0.8:
+            facts["items"] = {"0": rng.choice(scalars), "1": {"id": rng.choice(scalars)}}
+        else:
+            facts["items"] = rng.choice((None, "items", 3))
+    if rng.random() < 0.2:
+        # Noise that only moves the revision: non-ASCII and mixed-case keys.
+        for key in rng.sample(("é", "Zeta", "alpha", "Ωmega", "中文", "b_2", "B-1"), 2):
+            facts[key] = {"nested": [1, 2.5, "ü"]} if rng.random() < 0.3 else rng.choice(scalars)
+    return facts
+
+
+def _record(rng: random.Random, outcome: str) -> Any:
+    if rng.random() < 0.25:
+        record: dict[str, Any] = {"outcome": outcome, "recordedAt": "2025-03-0%dT10:00:00Z" % rng.randint(1, 9)}
+        if rng.random() < 0.3:
+            record["detail"] = {"note": "generated"}
+        return record
+    return outcome
+
+
+def _random_outcome(rng: random.Random) -> str:
+    return rng.choices(OUTCOMES, weights=_RECORD_WEIGHTS)[0]
+
+
+def _authorities(rng: random.Random) -> list[str]:
+    roll = rng.random()
+    if roll < 0.45:
+        return []
+    picked = [rng.choice(AUTHORITIES) for _ in range(rng.randint(1, 4))]
+    return picked  # duplicates and any order on purpose
+
+
+def _pick_root(rng: random.Random, provider: LoadedProvider, gids: list[str]) -> tuple[str, str]:
+    gid = gids[0] if rng.random() < 0.7 else rng.choice(gids)
+    entries = list(provider.graphs[gid].definition["entrypoints"])
+    roll = rng.random()
+    if roll < 0.03:
+        return gid, "nope"
+    return gid, entries[0] if roll < 0.8 else rng.choice(entries)
+
+
+def _progress_outcome(
+    rng: random.Random, provider: LoadedProvider, candidate: dict[str, Any]
+) -> str | None:
+    """An outcome that fires one of the candidate's outgoing edges, if it has any."""
+    fired = [
+        outcome
+        for edge in provider.graphs[candidate["graph"]].definition["edges"]
+        if edge["from"] == candidate["node"]
+        for outcome in edge.get("outcomes", ["completed"])
+    ]
+    return rng.choice(fired) if fired else None
+
+
+def _walk(
+    rng: random.Random, provider: LoadedProvider, gid: str, entry: str, out: list[State]
+) -> None:
+    """Follow candidates like a host would, snapshotting some intermediate states."""
+    facts = _random_facts(rng) if rng.random() < 0.5 else {}
+    authorities = _authorities(rng)
+    outcomes: dict[str, Any] = {}
+    for _ in range(rng.randint(1, 14)):
+        candidates = oracle_candidates(
+            provider, gid, entry, facts=facts, outcomes=outcomes, authorities=authorities
+        )
+        if not candidates:
+            break
+        chosen = candidates[0] if rng.random() < 0.5 else rng.choice(candidates)
+        outcome = _random_outcome(rng)
+        if rng.random() < 0.6:
+            outcome = _progress_outcome(rng, provider, chosen) or outcome
+        outcomes[chosen["stateKey"]] = _record(rng, outcome)
+        if rng.random() < 0.08:
+            facts = _random_facts(rng)
+        if rng.random() < 0.45:
+            out.append(State(gid, entry, dict(facts), dict(outcomes), list(authorities)))
+    out.append(State(gid, entry, facts, outcomes, authorities))
+
+
+def _random_state(
+    rng: random.Random, provider: LoadedProvider, gid: str, entry: str
+) -> State:
+    keys = state_keys(provider, gid)
+    outcomes: dict[str, Any] = {}
+    density = rng.choice((0.1, 0.3, 0.6, 0.9))
+    for key in keys:
+        if rng.random() < density:
+            outcomes[key] = _record(rng, _random_outcome(rng))
+    if rng.random() < 0.2 and keys:
+        # A child node under its bare key is ignored; unknown keys only move the revision.
+        bare = rng.choice(keys).rsplit(">", 1)[-1]
+        outcomes[bare] = _random_outcome(rng)
+        outcomes["zz/unknown"] = "completed"
+    return State(gid, entry, _random_facts(rng), outcomes, _authorities(rng))
+
+
+def generate_case(rng: random.Random, tmp_dir: Path) -> Case:
+    """Write a random valid Provider under ``tmp_dir`` and return it with states.
+
+    ``tmp_dir`` should be empty (it is created if missing). The Provider passes
+    ``load_provider`` (and the reference's ``validate``).
+    """
+    tmp_dir.mkdir(parents=True, exist_ok=True)
+    manifest, gids = _write_provider(rng, tmp_dir)
+    provider = load_provider(manifest)
+    states: list[State] = [State(gids[0], "default", {}, {}, [])]
+    for _ in range(rng.randint(2, 4)):
+        gid, entry = _pick_root(rng, provider, gids)
+        _walk(rng, provider, gid, entry, states)
+    for _ in range(rng.randint(2, 5)):
+        gid, entry = _pick_root(rng, provider, gids)
+        states.append(_random_state(rng, provider, gid, entry))
+    return Case(manifest, states, gids)

@@ -69,7 +69,9 @@ def test_json_values_and_positions() -> None:
 def test_json_numbers_follow_the_js_model() -> None:
     value, _ = parse_json("[1.0, -0, -0.0, 1e3, 1E-7, 9007199254740993, 1e400, " + "9" * 5000 + "]")
     assert value[:5] == [1, 0, 0, 1000, 1e-7]
-    assert [type(v) for v in value[:4]] == [int, int, int, int]
+    assert [type(v) for v in value[:4]] == [int, float, float, int]
+    # JSON.parse keeps negative zero
+    assert [math.copysign(1, v) for v in value[1:3]] == [-1, -1]
     assert value[5] == 9007199254740992.0
     assert isinstance(value[5], float)
     assert value[6] == math.inf

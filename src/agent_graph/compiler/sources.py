@@ -170,6 +170,8 @@ class _JsonScanner:
                 if match.group(1) is None and match.group(2) is None:
                     # int() refuses > 4300 digits; such values are doubles in JS.
                     value = to_js_number(int(number) if len(number) < 40 else float(number))
+                    if value == 0 and number.startswith("-"):
+                        value = -0.0  # JSON.parse keeps negative zero
                 else:
                     value = to_js_number(float(number))
                 i = match.end()

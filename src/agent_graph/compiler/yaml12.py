@@ -113,7 +113,8 @@ class YamlError(ParseError):
 def to_js_number(value: int | float) -> int | float:
     """Map a number onto what a JS ``Number`` holds, in Python's best type for it.
 
-    Integral values within ±2**53 become ``int`` (``1.0`` -> 1, ``-0.0`` -> 0);
+    Integral values within ±2**53 become ``int`` (``1.0`` -> 1) except negative zero,
+    which stays ``-0.0`` because JavaScript keeps it (``Object.is(-0, 0)`` is false);
     integers outside that range become the nearest ``float`` (``inf`` past the
     double range), as ``Number("123…")`` would.
     """
@@ -124,6 +125,8 @@ def to_js_number(value: int | float) -> int | float:
             return float(value)
         except OverflowError:
             return math.inf if value > 0 else -math.inf
+    if value == 0 and math.copysign(1.0, value) < 0:
+        return value
     if value.is_integer() and -_MAX_SAFE <= value <= _MAX_SAFE:
         return int(value)
     return value
@@ -133,7 +136,10 @@ def _decimal_int(text: str) -> int | float:
     # int() refuses more than 4300 digits; such numbers are doubles in JS anyway.
     if len(text) > 40:
         return to_js_number(float(text))
-    return to_js_number(int(text, 10))
+    number = int(text, 10)
+    if number == 0 and text.startswith("-"):
+        return -0.0  # JS parses "-0" to negative zero
+    return to_js_number(number)
 
 
 def _core_int(text: str) -> int | float:

@@ -31,7 +31,9 @@ def main() -> None:
         if step is None:
             print(f"{evaluation.status_code}: {evaluation.outcome or 'no route'}")
             return
-        route = program.route("report", "default", step.route_id, state, revision=evaluation.revision)
+        route = program.route(
+            "report", "default", step.route_id, state, revision=evaluation.revision
+        )
         doc = route.to_dict()
         reading = [r["id"] for r in doc["resources"]["required"]]
         print(f"{step.node.id}: {doc['statusCode']}, read {reading or 'nothing'}")

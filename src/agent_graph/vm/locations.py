@@ -162,16 +162,26 @@ def locate_resource(root: Path, resource: r.Resource, revision: str | None) -> L
         host = resource.host
         assert host is not None  # the codec guarantees host data on host-action resources
         return HostActionLocation(
-            resource.id, resource.kind, resource.media_type, revision,
-            host.handler, host.input_schema, host.value, host.output_schema,
-        )  # fmt: skip
+            resource.id,
+            resource.kind,
+            resource.media_type,
+            revision,
+            host.handler,
+            host.input_schema,
+            host.value,
+            host.output_schema,
+        )
     if resource.protocol in (r.GRAPH_ACTION, r.LEGACY_VIEW):
         return GraphActionLocation(resource.id, resource.kind, resource.media_type, revision)
-    assert resource.content is not None and resource.digest is not None
+    assert resource.content is not None
+    assert resource.digest is not None
     return FileLocation(
-        resource.id, resource.kind, resource.media_type, resource.digest,
+        resource.id,
+        resource.kind,
+        resource.media_type,
+        resource.digest,
         str(root / resource.content),
-    )  # fmt: skip
+    )
 
 
 def is_current(location: Location, receipts: tuple[Receipt, ...]) -> bool:
@@ -221,9 +231,15 @@ def _location_from_dict(value: Mapping[str, Any]) -> HostActionLocation:
     if revision is not None and not isinstance(revision, str):
         _invalid("Location revision must be a digest", "/revision", code)
     return HostActionLocation(
-        ident, str(value.get("kind", "")), str(value.get("mediaType", "")), revision,
-        handler, request["schema"], request["value"], output_schema,
-    )  # fmt: skip
+        ident,
+        str(value.get("kind", "")),
+        str(value.get("mediaType", "")),
+        revision,
+        handler,
+        request["schema"],
+        request["value"],
+        output_schema,
+    )
 
 
 def _host_location(location: HostActionLocation | Mapping[str, Any]) -> HostActionLocation:
@@ -248,7 +264,9 @@ def _members(value: Any, pointer: str, allowed: tuple[str, ...], required: tuple
         _invalid(f"Host-action result {pointer or 'value'} must be an object", pointer)
     for key in value:
         if key not in allowed:
-            _invalid(f"Host-action result has an unknown member {pointer}/{key}", f"{pointer}/{key}")
+            _invalid(
+                f"Host-action result has an unknown member {pointer}/{key}", f"{pointer}/{key}"
+            )
     for key in required:
         if key not in value:
             _invalid(f"Host-action result lacks {pointer}/{key}", f"{pointer}/{key}")
@@ -268,8 +286,12 @@ def validate_host_action_result(
     loc = _host_location(location)
     if loc.revision is not None and not _DIGEST.match(loc.revision):
         _invalid("Location revision must be a sha256 digest", "/revision")
-    _members(result, "", ("schema", "handler", "input_digest", "output", "receipt"),
-             ("schema", "handler", "input_digest", "output", "receipt"))  # fmt: skip
+    _members(
+        result,
+        "",
+        ("schema", "handler", "input_digest", "output", "receipt"),
+        ("schema", "handler", "input_digest", "output", "receipt"),
+    )
     if result["schema"] != HOST_ACTION_RESULT:
         _invalid(f"Host-action result must declare schema {HOST_ACTION_RESULT}", "/schema")
     handler = result["handler"]
@@ -286,16 +308,19 @@ def validate_host_action_result(
     if not isinstance(output["schema"], str) or not output["schema"]:
         _invalid("Host-action result output schema must be a non-empty string", "/output/schema")
     if output["schema"] != loc.output_schema:
-        _invalid(f"Host-action result output schema {output['schema']} is not "
-                 f"{loc.output_schema}", "/output/schema")  # fmt: skip
+        _invalid(
+            f"Host-action result output schema {output['schema']} is not {loc.output_schema}",
+            "/output/schema",
+        )
     if ("inline" in output) == ("resource" in output):
         _invalid("Host-action result output needs exactly one of inline and resource", "/output")
     if "resource" in output:
         resource = output["resource"]
         _members(resource, "/output/resource", ("ref", "digest"), ("ref", "digest"))
         if not isinstance(resource["ref"], str) or not resource["ref"]:
-            _invalid("Host-action result resource ref must be a non-empty string",
-                     "/output/resource/ref")  # fmt: skip
+            _invalid(
+                "Host-action result resource ref must be a non-empty string", "/output/resource/ref"
+            )
         _digest_member(resource["digest"], "/output/resource/digest")
     receipt = result["receipt"]
     _members(receipt, "/receipt", ("adapter", "adapter_version"), ("adapter", "adapter_version"))
@@ -304,8 +329,10 @@ def validate_host_action_result(
         _invalid("Host-action result adapter must be an id", "/receipt/adapter")
     version = receipt["adapter_version"]
     if not isinstance(version, str) or not _SEMVER.match(version):
-        _invalid("Host-action result adapter_version must be a semantic version",
-                 "/receipt/adapter_version")  # fmt: skip
+        _invalid(
+            "Host-action result adapter_version must be a semantic version",
+            "/receipt/adapter_version",
+        )
 
 
 def host_action_output_digest(result: Mapping[str, Any]) -> str:

@@ -10,13 +10,16 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import AgentGraphError
 from ..ir import codec
 from ..ir import records as r
 from .evaluate import MAX_ALTERNATIVE_ROUTES, Candidate, Evaluator, compute_revision
 from .state import Normalized, RoutingState, normalize
+
+if TYPE_CHECKING:
+    from .route import Route
 
 EVALUATION_SCHEMA = "agent-graph.evaluation.v1"
 
@@ -138,7 +141,7 @@ class Program:
         route_id: str,
         state: StateLike = None,
         revision: str | None = None,
-    ) -> Any:
+    ) -> Route:
         """Resolve one legal route into what to run, read and record (``agent-graph.route.v1``)."""
         from .route import build_route
 

@@ -197,6 +197,11 @@ def _compute_revision(
 # --- the frame algorithm (§2.4–§2.7) -------------------------------------------
 
 
+def _diagnostic(code: str, message: str, severity: str = "error", **extra: Any) -> dict[str, Any]:
+    """A diagnostic in the reference's key order: code, severity, message, path?, detail?."""
+    return {"code": code, "severity": severity, "message": message, **extra}
+
+
 @dataclass
 class _Context:
     provider: LoadedProvider
@@ -301,32 +306,12 @@ def _evaluate_frame(
     gid: str = graph.definition["id"]
     if gid in graph_stack:
         trail = " -> ".join([*graph_stack, gid])
-        return _Frame(
-            "error",
-            None,
-            [],
-            [
-                {
-                    "code": "graph-recursion",
-                    "severity": "error",
-                    "message": f"Runtime graph recursion detected: {trail}",
-                }
-            ],
-        )
+        message = f"Runtime graph recursion detected: {trail}"
+        return _Frame("error", None, [], [_diagnostic("graph-recursion", message)])
     entry_node_id = graph.definition["entrypoints"].get(entry)
     if not entry_node_id:
-        return _Frame(
-            "error",
-            None,
-            [],
-            [
-                {
-                    "code": "entry-missing",
-                    "severity": "error",
-                    "message": f"Graph {gid} has no entry {entry}",
-                }
-            ],
-        )
+        message = f"Graph {gid} has no entry {entry}"
+        return _Frame("error", None, [], [_diagnostic("entry-missing", message)])
 
     reached: list[str] = [entry_node_id]  # an insertion-ordered set
     outcomes: dict[str, str] = {}
@@ -337,21 +322,18 @@ def _evaluate_frame(
     while changed:
         changed = False
 
-        # 1. Outcome pass over a snapshot of `reached`.
-        for node_id in list(reached):
+        # 1. Outcome pass over a snapshot of `reached` (the reference copies it).
+        snapshot = list(reached)
+        for node_id in snapshot:
             if node_id in outcomes:
                 continue
             node = _node_by_id(graph, node_id)
             assert node is not None
             if not _all_facts_match(ctx.facts, node.get("requiresFacts")):
                 outcomes[node_id] = "blocked"
+                message = f"Node {gid}/{node_id} requires facts that are not satisfied"
                 diagnostics.append(
-                    {
-                        "code": "required-fact-missing",
-                        "severity": "error",
-                        "message": f"Node {gid}/{node_id} requires facts that are not satisfied",
-                        "path": str(graph.path),
-                    }
+                    _diagnostic("required-fact-missing", message, path=str(graph.path))
                 )
                 ctx.features.add("required-fact-missing")
                 changed = True
@@ -360,13 +342,8 @@ def _evaluate_frame(
                 child = ctx.provider.graphs.get(node["graph"])
                 if child is None:
                     outcomes[node_id] = "failed"
-                    diagnostics.append(
-                        {
-                            "code": "subgraph-missing",
-                            "severity": "error",
-                            "message": f"Missing subgraph {node['graph']}",
-                        }
-                    )
+                    message = f"Missing subgraph {node['graph']}"
+                    diagnostics.append(_diagnostic("subgraph-missing", message))
                     changed = True
                     continue
                 child_call_path = [*call_path, f"{gid}/{node_id}"]
@@ -482,17 +459,12 @@ def _evaluate_frame(
             terminal_outcomes_list.append(outcomes[node_id])
     terminal_outcomes = js_sorted(dict.fromkeys(terminal_outcomes_list))
     if len(terminal_outcomes) > 1:
+        message = f"Graph {gid} reached terminals with conflicting outcomes: " + ", ".join(
+            terminal_outcomes
+        )
+        detail = {"outcomes": terminal_outcomes}
         diagnostics.append(
-            {
-                "code": "terminal-outcome-ambiguous",
-                "severity": "error",
-                "message": (
-                    f"Graph {gid} reached terminals with conflicting outcomes: "
-                    + ", ".join(terminal_outcomes)
-                ),
-                "path": str(graph.path),
-                "detail": {"outcomes": terminal_outcomes},
-            }
+            _diagnostic("terminal-outcome-ambiguous", message, path=str(graph.path), detail=detail)
         )
         ctx.features.add("terminal-outcome-ambiguous")
         return _Frame("error", None, [], diagnostics)
@@ -510,15 +482,8 @@ def _evaluate_frame(
             status = "blocked"
         return _Frame(status, None, candidates, diagnostics)
     if not diagnostics:
-        diagnostics.append(
-            {
-                "code": "no-route",
-                "severity": "error",
-                "message": (
-                    f"Graph {gid} cannot reach a terminal or actionable node from entry {entry}"
-                ),
-            }
-        )
+        message = f"Graph {gid} cannot reach a terminal or actionable node from entry {entry}"
+        diagnostics.append(_diagnostic("no-route", message))
         ctx.features.add("no-route")
     return _Frame("blocked", None, [], diagnostics)
 
@@ -576,16 +541,11 @@ def oracle_run(
     alternatives = frame.candidates[1:]
     diagnostics = list(frame.diagnostics)
     if len(alternatives) > MAX_ALTERNATIVE_ROUTES:
+        available = len(alternatives)
+        message = f"Evaluation returned {MAX_ALTERNATIVE_ROUTES} of {available} alternative routes"
+        detail = {"available": available, "returned": MAX_ALTERNATIVE_ROUTES}
         diagnostics.append(
-            {
-                "code": "route-alternatives-truncated",
-                "severity": "info",
-                "message": (
-                    f"Evaluation returned {MAX_ALTERNATIVE_ROUTES} of "
-                    f"{len(alternatives)} alternative routes"
-                ),
-                "detail": {"available": len(alternatives), "returned": MAX_ALTERNATIVE_ROUTES},
-            }
+            _diagnostic("route-alternatives-truncated", message, "info", detail=detail)
         )
         ctx.features.add("route-alternatives-truncated")
     evaluation: dict[str, Any] = {
@@ -605,9 +565,7 @@ def oracle_run(
     ]
     evaluation["diagnostics"] = diagnostics
     ctx.features.add("status-" + frame.status)
-    return OracleResult(
-        evaluation, [_public_candidate(c) for c in frame.candidates], ctx.features
-    )
+    return OracleResult(evaluation, [_public_candidate(c) for c in frame.candidates], ctx.features)
 
 
 def oracle_evaluate(

@@ -16,7 +16,8 @@ What the Providers contain (all within the static validation rules, §1.2):
 * repeat edges onto actions and gates, self loops included;
 * random ``join`` all/any, priorities, descriptions, ``requiresFacts`` and
   ``satisfiedBy`` with ``exists``/``equals`` over a small fact vocabulary whose
-  values mix types (``true``/``1``/``"1"``/``1.0``/``-0.0``/``null``);
+  values mix types (``true``/``1``/``"1"``/``1.0``/``null``, and ``-0.0`` in
+  facts; in graph files only with ``negative_zero_checks``);
 * gates with or without authority and ``delegatable``;
 * sometimes a code catalog, which then declares every reason code.
 
@@ -30,14 +31,15 @@ authorities and noise facts with non-ASCII keys.
 from __future__ import annotations
 
 import json
+import math
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from agent_graph.compiler.model import LoadedProvider
 from agent_graph.compiler.provider import load_provider
-from oracle_eval import oracle_candidates
+from oracle_eval import MISSING, get_fact, oracle_candidates
 
 __all__ = ["OUTCOMES", "Case", "State", "generate_case", "state_keys"]
 
@@ -67,9 +69,11 @@ _OUTCOME_LISTS: tuple[tuple[str, ...], ...] = (
 )
 
 
-@dataclass(frozen=True)
-class State:
-    """One evaluation input: root graph, entry and the host-supplied state."""
+class State(NamedTuple):
+    """One evaluation input: root graph, entry and the host-supplied state.
+
+    A tuple, so ``graph, entry, facts, outcomes, authorities = state`` works.
+    """
 
     graph: str
     entry: str
@@ -88,6 +92,8 @@ class State:
 
 @dataclass
 class Case:
+    """A written Provider (``manifest`` is its absolute path) and the states to evaluate."""
+
     manifest: Path
     states: list[State]
     graph_ids: list[str] = field(default_factory=list)
@@ -96,11 +102,28 @@ class Case:
 # --- Provider -------------------------------------------------------------------
 
 
-def _fact_check(rng: random.Random) -> dict[str, Any]:
+def _is_negative_zero(value: Any) -> bool:
+    return isinstance(value, float) and value == 0 and math.copysign(1.0, value) < 0
+
+
+def _fact_check(rng: random.Random, world: dict[str, Any], negative_zero: bool) -> dict[str, Any]:
+    """A check that mostly holds in ``world`` (the facts most states start from)."""
     path = rng.choice(_FACT_PATHS)
+    if rng.random() < 0.65:
+        present = [p for p in _FACT_PATHS if get_fact(world, p) is not MISSING]
+        if present:
+            path = rng.choice(present)
+            value = get_fact(world, path)
+            scalar = value is None or isinstance(value, (bool, int, float, str))
+            if scalar and (negative_zero or not _is_negative_zero(value)) and rng.random() < 0.5:
+                return {"path": path, "equals": value}
+            return {"path": path, "exists": True}
     if rng.random() < 0.4:
         return {"path": path, "exists": rng.random() < 0.6}
-    return {"path": path, "equals": rng.choice(_EQUALS_VALUES)}
+    value = rng.choice(_EQUALS_VALUES)
+    if _is_negative_zero(value) and not negative_zero:
+        value = 0
+    return {"path": path, "equals": value}
 
 
 def _outcome_list(rng: random.Random) -> list[str] | None:
@@ -127,6 +150,8 @@ def _graph(
     gid: str,
     children: list[tuple[str, list[str]]],
     actions: list[str],
+    world: dict[str, Any],
+    negative_zero: bool,
 ) -> dict[str, Any]:
     n = rng.choice((rng.randint(2, 8), rng.randint(2, 16), rng.randint(2, 40)))
     kinds: list[str] = ["terminal"] * rng.randint(1, max(1, n // 4))
@@ -169,9 +194,13 @@ def _graph(
                 ("completed", "completed", "completed", "failed", "partial", "skipped", "blocked")
             )
         if rng.random() < 0.12:
-            node["requiresFacts"] = [_fact_check(rng) for _ in range(rng.randint(0, 2))]
+            node["requiresFacts"] = [
+                _fact_check(rng, world, negative_zero) for _ in range(rng.randint(0, 2))
+            ]
         if kind in ("action", "gate") and rng.random() < 0.15:
-            node["satisfiedBy"] = [_fact_check(rng) for _ in range(rng.randint(1, 2))]
+            node["satisfiedBy"] = [
+                _fact_check(rng, world, negative_zero) for _ in range(rng.randint(1, 2))
+            ]
         nodes.append(node)
 
     edges: list[dict[str, Any]] = []
@@ -202,17 +231,46 @@ def _graph(
             targets = rng.sample(pool, min(len(pool), rng.randint(5, 9)))
         else:
             targets = [
-                src + 1 + (rng.randrange(span) if rng.random() < 0.3 else rng.randrange(min(span, 4)))
-                for _ in range(rng.choice((0, 1, 1, 2, 2, 3)))
+                src
+                + 1
+                + (rng.randrange(span) if rng.random() < 0.3 else rng.randrange(min(span, 4)))
+                for _ in range(0 if rng.random() < 0.08 else rng.choice((1, 1, 2, 2, 3)))
             ]
-        for dst in targets:
+        for position, dst in enumerate(targets):
             kind_roll = rng.random()
-            kind: str | None = None
+            edge_kind: str | None = None
             if kinds[src] == "gate" and kind_roll < 0.3:
-                kind = "gatedBy"
+                edge_kind = "gatedBy"
             elif kind_roll < 0.4:
-                kind = rng.choice(("flow", "consumes", "requires"))
-            add_edge(src, dst, kind, _outcome_list(rng))
+                edge_kind = rng.choice(("flow", "consumes", "requires"))
+            # Most nodes move on when completed; the other edges branch on anything.
+            first_default = position == 0 and rng.random() < 0.7
+            add_edge(src, dst, edge_kind, None if first_default else _outcome_list(rng))
+    # Motifs that random edges rarely produce. A fan-out where every branch
+    # fires on the same outcome gives many routes at once (ranking and
+    # truncation); a fork onto terminals with different outcomes gives
+    # terminal-outcome-ambiguous.
+    if rng.random() < 0.35 and n >= 6:
+        src = 0 if kinds[0] != "terminal" else rng.randrange(n - 5)
+        if kinds[src] != "terminal":
+            pool = [i for i in range(src + 1, n) if kinds[i] != "terminal"]
+            fan_outcomes = _outcome_list(rng) if rng.random() < 0.3 else None
+            for dst in rng.sample(pool, min(len(pool), rng.randint(4, 9))):
+                add_edge(src, dst, None, fan_outcomes)
+    terminals = [i for i in range(n) if kinds[i] == "terminal"]
+    if rng.random() < 0.5 and len(terminals) >= 2:
+        t1, t2 = rng.sample(terminals, 2)
+        sources = [i for i in range(min(t1, t2)) if kinds[i] != "terminal"]
+        if sources:
+            src = rng.choice(sources[:3])  # early nodes are reached more often
+            fork_outcomes = _outcome_list(rng)
+            add_edge(src, t1, None, fork_outcomes)
+            add_edge(src, t2, None, fork_outcomes)
+            if nodes[t1]["terminalOutcome"] == nodes[t2]["terminalOutcome"]:
+                nodes[t2]["terminalOutcome"] = (
+                    "failed" if nodes[t1]["terminalOutcome"] != "failed" else "completed"
+                )
+
     repeatable = [i for i in range(n) if kinds[i] in ("action", "gate")]
     sources = [i for i in range(n) if kinds[i] != "terminal"]
     if repeatable and sources:
@@ -224,9 +282,12 @@ def _graph(
     rng.shuffle(edges)
 
     for dst in range(n):
-        incoming = sum(1 for e in edges if e["to"] == nodes[dst]["id"] and e.get("kind") != "repeat")
+        incoming = sum(
+            1 for e in edges if e["to"] == nodes[dst]["id"] and e.get("kind") != "repeat"
+        )
         if incoming >= 2 or rng.random() < 0.1:
-            roll = rng.random()
+            # Terminals collect many edges; with join all they are rarely reached.
+            roll = rng.random() - (0.3 if kinds[dst] == "terminal" else 0.0)
             if roll < 0.45:
                 nodes[dst]["join"] = "any"
             elif roll < 0.65:
@@ -253,7 +314,9 @@ def _write(path: Path, value: Any) -> None:
     path.write_text(json.dumps(value, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def _write_provider(rng: random.Random, root: Path) -> tuple[Path, list[str]]:
+def _write_provider(
+    rng: random.Random, root: Path, world: dict[str, Any], negative_zero: bool
+) -> tuple[Path, list[str]]:
     graph_count = rng.choice((1, 2, 2, 3, 3, 4))
     prefix = rng.choice(("g", "g", "flow.", "team/"))
     gids = [f"{prefix}{i}" for i in range(graph_count)]
@@ -271,7 +334,7 @@ def _write_provider(rng: random.Random, root: Path) -> tuple[Path, list[str]]:
     entries: dict[str, list[str]] = {}
     for i in reversed(range(graph_count)):  # children first, so callers know their entries
         children = [(gids[j], entries[gids[j]]) for j in range(i + 1, graph_count)]
-        graph = _graph(rng, gids[i], children, actions)
+        graph = _graph(rng, gids[i], children, actions, world, negative_zero)
         graphs[gids[i]] = graph
         entries[gids[i]] = list(graph["entrypoints"])
     graph_files: list[str] = []
@@ -309,18 +372,25 @@ def _write_provider(rng: random.Random, root: Path) -> tuple[Path, list[str]]:
 # --- states ---------------------------------------------------------------------
 
 
-def state_keys(provider: LoadedProvider, graph_id: str, limit: int = 2000) -> list[str]:
-    """Every state key reachable from ``graph_id`` through subgraph calls (any entry)."""
-    keys: list[str] = []
+def _keyed_nodes(
+    provider: LoadedProvider, graph_id: str, limit: int = 2000
+) -> list[tuple[str, str, str]]:
+    """(state key, graph id, node id) for every node reachable through subgraph calls."""
+    found: list[tuple[str, str, str]] = []
     stack: list[tuple[str, list[str]]] = [(graph_id, [])]
-    while stack and len(keys) < limit:
+    while stack and len(found) < limit:
         gid, call_path = stack.pop()
         frame = gid if not call_path else ">".join(call_path) + ">" + gid
         for node in provider.graphs[gid].definition["nodes"]:
-            keys.append(f"{frame}/{node['id']}")
+            found.append((f"{frame}/{node['id']}", gid, node["id"]))
             if node["kind"] == "subgraph":
                 stack.append((node["graph"], [*call_path, f"{gid}/{node['id']}"]))
-    return keys
+    return found
+
+
+def state_keys(provider: LoadedProvider, graph_id: str, limit: int = 2000) -> list[str]:
+    """Every state key reachable from ``graph_id`` through subgraph calls (any entry)."""
+    return [key for key, _, _ in _keyed_nodes(provider, graph_id, limit)]
 
 
 def _random_facts(rng: random.Random) -> dict[str, Any]:
@@ -360,9 +430,34 @@ def _random_facts(rng: random.Random) -> dict[str, Any]:
     return facts
 
 
+def _copy(value: dict[str, Any]) -> dict[str, Any]:
+    copied: dict[str, Any] = json.loads(json.dumps(value))
+    return copied
+
+
+def _state_facts(rng: random.Random, world: dict[str, Any]) -> dict[str, Any]:
+    roll = rng.random()
+    if roll < 0.55:
+        return _copy(world)
+    if roll < 0.7 and world:
+        facts = _copy(world)
+        key = rng.choice(sorted(facts))
+        if rng.random() < 0.5:
+            del facts[key]
+        else:
+            facts[key] = rng.choice(_EQUALS_VALUES)
+        return facts
+    if roll < 0.85:
+        return {}
+    return _random_facts(rng)
+
+
 def _record(rng: random.Random, outcome: str) -> Any:
     if rng.random() < 0.25:
-        record: dict[str, Any] = {"outcome": outcome, "recordedAt": "2025-03-0%dT10:00:00Z" % rng.randint(1, 9)}
+        record: dict[str, Any] = {
+            "outcome": outcome,
+            "recordedAt": f"2025-03-0{rng.randint(1, 9)}T10:00:00Z",
+        }
         if rng.random() < 0.3:
             record["detail"] = {"note": "generated"}
         return record
@@ -391,23 +486,28 @@ def _pick_root(rng: random.Random, provider: LoadedProvider, gids: list[str]) ->
 
 
 def _progress_outcome(
-    rng: random.Random, provider: LoadedProvider, candidate: dict[str, Any]
+    rng: random.Random, provider: LoadedProvider, graph_id: str, node_id: str
 ) -> str | None:
-    """An outcome that fires one of the candidate's outgoing edges, if it has any."""
+    """An outcome that fires one of the node's outgoing edges, if it has any."""
     fired = [
         outcome
-        for edge in provider.graphs[candidate["graph"]].definition["edges"]
-        if edge["from"] == candidate["node"]
+        for edge in provider.graphs[graph_id].definition["edges"]
+        if edge["from"] == node_id
         for outcome in edge.get("outcomes", ["completed"])
     ]
     return rng.choice(fired) if fired else None
 
 
 def _walk(
-    rng: random.Random, provider: LoadedProvider, gid: str, entry: str, out: list[State]
+    rng: random.Random,
+    provider: LoadedProvider,
+    world: dict[str, Any],
+    gid: str,
+    entry: str,
+    out: list[State],
 ) -> None:
     """Follow candidates like a host would, snapshotting some intermediate states."""
-    facts = _random_facts(rng) if rng.random() < 0.5 else {}
+    facts = _state_facts(rng, world)
     authorities = _authorities(rng)
     outcomes: dict[str, Any] = {}
     for _ in range(rng.randint(1, 14)):
@@ -419,46 +519,58 @@ def _walk(
         chosen = candidates[0] if rng.random() < 0.5 else rng.choice(candidates)
         outcome = _random_outcome(rng)
         if rng.random() < 0.6:
-            outcome = _progress_outcome(rng, provider, chosen) or outcome
+            outcome = _progress_outcome(rng, provider, chosen["graph"], chosen["node"]) or outcome
         outcomes[chosen["stateKey"]] = _record(rng, outcome)
         if rng.random() < 0.08:
-            facts = _random_facts(rng)
+            facts = _state_facts(rng, world)
         if rng.random() < 0.45:
             out.append(State(gid, entry, dict(facts), dict(outcomes), list(authorities)))
     out.append(State(gid, entry, facts, outcomes, authorities))
 
 
 def _random_state(
-    rng: random.Random, provider: LoadedProvider, gid: str, entry: str
+    rng: random.Random, provider: LoadedProvider, world: dict[str, Any], gid: str, entry: str
 ) -> State:
-    keys = state_keys(provider, gid)
+    """Outcomes over every real state key; often ones that fire edges, to reach far."""
+    keyed = _keyed_nodes(provider, gid)
     outcomes: dict[str, Any] = {}
-    density = rng.choice((0.1, 0.3, 0.6, 0.9))
-    for key in keys:
-        if rng.random() < density:
-            outcomes[key] = _record(rng, _random_outcome(rng))
-    if rng.random() < 0.2 and keys:
+    density = rng.choice((0.1, 0.3, 0.6, 0.9, 1.0))
+    progress = rng.choice((0.0, 0.5, 0.9))
+    for key, graph_id, node_id in keyed:
+        if rng.random() >= density:
+            continue
+        outcome = _random_outcome(rng)
+        if rng.random() < progress:
+            outcome = _progress_outcome(rng, provider, graph_id, node_id) or outcome
+        outcomes[key] = _record(rng, outcome)
+    if rng.random() < 0.2 and keyed:
         # A child node under its bare key is ignored; unknown keys only move the revision.
-        bare = rng.choice(keys).rsplit(">", 1)[-1]
+        bare = rng.choice(keyed)[0].rsplit(">", 1)[-1]
         outcomes[bare] = _random_outcome(rng)
         outcomes["zz/unknown"] = "completed"
-    return State(gid, entry, _random_facts(rng), outcomes, _authorities(rng))
+    return State(gid, entry, _state_facts(rng, world), outcomes, _authorities(rng))
 
 
-def generate_case(rng: random.Random, tmp_dir: Path) -> Case:
+def generate_case(rng: random.Random, tmp_dir: Path, *, negative_zero_checks: bool = False) -> Case:
     """Write a random valid Provider under ``tmp_dir`` and return it with states.
 
     ``tmp_dir`` should be empty (it is created if missing). The Provider passes
     ``load_provider`` (and the reference's ``validate``).
+
+    Facts always mix ``0`` and ``-0.0``; ``negative_zero_checks`` also writes
+    ``equals: -0.0`` into graph files. It is off by default only because the
+    source loaders currently read ``-0.0`` as ``0`` (the reference keeps -0);
+    turn it on once they keep the sign.
     """
     tmp_dir.mkdir(parents=True, exist_ok=True)
-    manifest, gids = _write_provider(rng, tmp_dir)
+    world = _random_facts(rng)
+    manifest, gids = _write_provider(rng, tmp_dir, world, negative_zero_checks)
     provider = load_provider(manifest)
     states: list[State] = [State(gids[0], "default", {}, {}, [])]
     for _ in range(rng.randint(2, 4)):
         gid, entry = _pick_root(rng, provider, gids)
-        _walk(rng, provider, gid, entry, states)
+        _walk(rng, provider, world, gid, entry, states)
     for _ in range(rng.randint(2, 5)):
         gid, entry = _pick_root(rng, provider, gids)
-        states.append(_random_state(rng, provider, gid, entry))
+        states.append(_random_state(rng, provider, world, gid, entry))
     return Case(manifest, states, gids)

@@ -114,7 +114,7 @@ def cli(
 
 
 def _register() -> None:
-    from . import validate  # noqa: F401  (commands attach themselves to ``cli``)
+    from . import evaluate, validate  # noqa: F401  (commands attach themselves to ``cli``)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

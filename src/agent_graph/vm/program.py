@@ -7,6 +7,7 @@ so one instance can serve many threads. Evaluation never runs anything.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from .route import Route
 
 EVALUATION_SCHEMA = "agent-graph.evaluation.v1"
+_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}\Z")
 
 StateLike = RoutingState | Mapping[str, Any] | None
 
@@ -145,6 +147,10 @@ class Program:
         """Resolve one legal route into what to run, read and record (``agent-graph.route.v1``)."""
         from .route import build_route
 
+        if revision is not None and not _DIGEST.match(revision):
+            raise AgentGraphError(
+                "revision-invalid", f"Revision must be sha256: plus 64 hex digits, got {revision!r}"
+            )
         normalized = normalize(state)
         evaluation = self._evaluate(graph, entry, normalized)
         if revision is not None and revision != evaluation.revision:

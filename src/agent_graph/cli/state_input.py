@@ -1,0 +1,175 @@
+"""Assembling a routing state from ``evaluate``/``route`` options (reference §8.2).
+
+JSON-valued options take inline JSON or ``@<path>``; a file is read with the
+structured reader (JSON for ``.json``, YAML 1.2 otherwise). ``--state`` names an
+``agent-graph.run.v1`` file whose facts, outcomes, authorities and workspace are
+the base that the inline options overlay.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import AgentGraphError
+from ..ir.records import OUTCOMES
+
+RECEIPTS_LABEL = "resourceReceipts"
+
+
+def _js_json(value: Any) -> str:
+    """``JSON.stringify`` of a parsed JSON value (compact, non-ASCII kept)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def json_argument(text: str) -> Any:
+    """Inline JSON, or the structured file named by ``@<path>`` (relative to the process)."""
+    from ..compiler.sources import JsonError, parse_json, read_structured
+
+    if text.startswith("@"):
+        name = text[1:]
+        return read_structured(Path(os.path.abspath(name)), display=name).value
+    try:
+        value, _ = parse_json(text)
+    except JsonError as error:
+        raise AgentGraphError("json-invalid", f"Invalid JSON: {error}") from None
+    return value
+
+
+def object_value(value: Any, label: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise AgentGraphError("json-object-required", f"{label} must be a JSON object")
+    return value
+
+
+def outcome_values(value: Any) -> dict[str, str]:
+    """``--outcomes``: an object of outcome strings only (records are for Run files)."""
+    outcomes = object_value(value, "outcomes")
+    for node, outcome in outcomes.items():
+        if not isinstance(outcome, str) or outcome not in OUTCOMES:
+            raise AgentGraphError(
+                "outcome-invalid", f"Outcome for {node} is invalid: {_js_json(outcome)}"
+            )
+    return outcomes
+
+
+def receipts_value(text: str) -> dict[str, Any]:
+    """``--resource-receipts``, checked against the receipts schema when parsed."""
+    from ..compiler.schema import validate
+
+    value = json_argument(text)
+    problem = validate("resource-read-receipts", value, path=RECEIPTS_LABEL)
+    if problem is not None:
+        raise AgentGraphError(problem.code, problem.message, problem.diagnostics)
+    result: dict[str, Any] = value
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class RunFile:
+    """The members of an ``agent-graph.run.v1`` file that evaluation uses."""
+
+    path: Path
+    id: str
+    provider: str
+    facts: dict[str, Any]
+    outcomes: dict[str, Any]
+    authorities: list[str]
+    workspace: str | None
+
+
+def load_run(path: str) -> RunFile:
+    """Read and schema-check a Run file (``schema-invalid`` names its absolute path)."""
+    from ..compiler.schema import validate
+    from ..compiler.sources import read_structured
+
+    absolute = Path(os.path.abspath(path))
+    document = read_structured(absolute, display=str(absolute))
+    value = document.value
+    problem = validate("run", value, path=str(absolute), source=document.source)
+    if problem is not None:
+        raise AgentGraphError(problem.code, problem.message, problem.diagnostics)
+    return RunFile(
+        path=absolute,
+        id=value["id"],
+        provider=value["provider"],
+        facts=value["facts"],
+        outcomes=value["outcomes"],
+        authorities=list(value["authorities"]),
+        workspace=value.get("workspace"),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class EvaluationInput:
+    """What ``evaluate``/``route`` pass to the VM, plus the Run it came from (if any)."""
+
+    facts: dict[str, Any]
+    outcomes: dict[str, Any]
+    authorities: list[str]
+    receipts: dict[str, Any] | None
+    workspace: str | None
+    run: RunFile | None
+
+    def routing_state(self) -> dict[str, Any]:
+        """The mapping accepted by ``Program.evaluate``/``Program.route``."""
+        state: dict[str, Any] = {
+            "facts": self.facts,
+            "outcomes": self.outcomes,
+            "authorities": self.authorities,
+        }
+        if self.receipts is not None:
+            state["receipts"] = self.receipts
+        if self.workspace is not None:
+            state["workspace"] = self.workspace
+        return state
+
+
+def evaluation_input(
+    *,
+    state: str | None,
+    facts: str | None,
+    outcomes: str | None,
+    authorities: Sequence[str],
+    receipts: str | None = None,
+    provider_id: str | None = None,
+) -> EvaluationInput:
+    """Parse the options in the reference's order: facts, outcomes, receipts, then the Run.
+
+    With a Run, facts are shallow-merged (inline members win), outcomes overlaid,
+    authorities united (de-duplicated, sorted) and the Run's workspace used. When
+    ``provider_id`` is given, a Run written for another Provider is refused
+    (``run-provider-mismatch``): its state keys would silently mean nothing here.
+    """
+    direct_facts = object_value(json_argument(facts), "facts") if facts is not None else {}
+    direct_outcomes = outcome_values(json_argument(outcomes)) if outcomes is not None else {}
+    receipt_set = receipts_value(receipts) if receipts is not None else None
+    if state is None:
+        return EvaluationInput(
+            direct_facts, dict(direct_outcomes), list(authorities), receipt_set, None, None
+        )
+    run = load_run(state)
+    if provider_id is not None and run.provider != provider_id:
+        raise AgentGraphError(
+            "run-provider-mismatch", f"Run {run.id} targets {run.provider}, not {provider_id}"
+        )
+    merged_outcomes: dict[str, Any] = dict(run.outcomes)
+    merged_outcomes.update(direct_outcomes)
+    return EvaluationInput(
+        facts={**run.facts, **direct_facts},
+        outcomes=merged_outcomes,
+        authorities=_sorted_union(run.authorities, authorities),
+        receipts=receipt_set,
+        workspace=run.workspace,
+        run=run,
+    )
+
+
+def _sorted_union(first: Sequence[str], second: Sequence[str]) -> list[str]:
+    from ..canonical import js_sorted
+
+    return js_sorted(set(first) | set(second))

@@ -114,7 +114,8 @@ def cli(
 
 
 def _register() -> None:
-    from . import evaluate, validate  # noqa: F401  (commands attach themselves to ``cli``)
+    # commands attach themselves to ``cli`` when their module is imported
+    from . import build, evaluate, run, testcmd, validate  # noqa: F401
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -263,7 +263,7 @@ def _join_surrogates(s: str) -> str:
     return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=1 << 16)  # large state-key sets re-sort every evaluation
 def locale_sort_key(s: str) -> tuple[int, ...]:
     """A sort key that orders strings like JavaScript ``a.localeCompare(b)``.
 

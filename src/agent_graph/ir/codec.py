@@ -194,7 +194,7 @@ def decode(data: bytes, *, expected_digest: str | None = None) -> r.Program:
         raise corrupt(f"not a msgpack document ({type(exc).__name__})") from None
     if not isinstance(outer, list) or len(outer) != 4 or outer[0] != MAGIC:
         raise corrupt("missing the agent-graph.ir header")
-    if outer[1] != FORMAT_VERSION:
+    if type(outer[1]) is not int or outer[1] != FORMAT_VERSION:
         raise AgentGraphError(
             "ir-version-unsupported",
             f"Compiled IR format {outer[1]!r} is not supported "
@@ -217,6 +217,61 @@ def decode(data: bytes, *, expected_digest: str | None = None) -> r.Program:
     return program
 
 
+_RUNNERS = {"command": "command", "script": "entry", "agent": "skill", "host": "handler"}
+_RUNTIMES = ("node", "bun", "python", "shell")
+
+
+def _contained(path: str | None) -> bool:
+    """A Provider-relative path that cannot leave the installed root."""
+    if path is None:
+        return True
+    if not path or path.startswith(("/", "\\")) or (len(path) > 1 and path[1] == ":"):
+        return False
+    return ".." not in path.replace("\\", "/").split("/")
+
+
+def _check_action(action: r.Action) -> None:
+    where = f"action {action.id}"
+    required = _RUNNERS.get(action.runner)
+    if required is None or getattr(action, required) is None:
+        raise corrupt(f"{where}: runner {action.runner!r} without its {required or 'kind'}")
+    if action.runner == "script" and action.runtime not in _RUNTIMES:
+        raise corrupt(f"{where}: unknown script runtime {action.runtime!r}")
+    if action.effect not in ("read", "write", "external") or action.cwd not in (
+        "workspace",
+        "provider",
+    ):
+        raise corrupt(f"{where}: unknown effect or cwd")
+    refs = [ref for ref in (action.skill, action.input_schema, action.output_schema) if ref]
+    if not all(_contained(p) for p in [action.entry, *(ref.path for ref in refs)]):
+        raise corrupt(f"{where}: a path leaves the Provider root")
+
+
+def _check_adjacency(graph: r.Graph) -> None:
+    """incoming/outgoing/repeats must be exactly the edges that touch each node."""
+    edges = graph.edges
+    seen_in = seen_out = seen_repeat = 0
+    for index, node in enumerate(graph.nodes):
+        for lst, end, repeat in ((node.incoming, "target", False), (node.outgoing, "source", False),
+                                 (node.repeats, "source", True)):  # fmt: skip
+            if list(lst) != sorted(set(lst)):
+                raise corrupt(f"graph {graph.id} node {node.id}: edge lists out of order")
+            for e in lst:
+                edge = edges[e]
+                if getattr(edge, end) != index or (edge.kind == r.REPEAT) != repeat:
+                    raise corrupt(
+                        f"graph {graph.id} node {node.id}: adjacency does not match edges"
+                    )
+        seen_in += len(node.incoming)
+        seen_out += len(node.outgoing)
+        seen_repeat += len(node.repeats)
+    repeats = sum(1 for edge in edges if edge.kind == r.REPEAT)
+    if seen_in != len(edges) - repeats or seen_out != seen_in or seen_repeat != repeats:
+        raise corrupt(f"graph {graph.id}: adjacency misses edges")
+    if list(graph.repeat_edges) != [i for i, edge in enumerate(edges) if edge.kind == r.REPEAT]:
+        raise corrupt(f"graph {graph.id}: repeat edge table does not match edges")
+
+
 def check_bounds(program: r.Program) -> None:
     """Every index must point into its table, every kind code must be known."""
     n_actions, n_resources, n_graphs = (
@@ -229,7 +284,11 @@ def check_bounds(program: r.Program) -> None:
         if not (0 <= index < size or (optional and index == r.NONE)):
             raise corrupt(f"{where}: index {index} out of range")
 
+    for action in program.actions:
+        _check_action(action)
     for resource in program.resources:
+        if not (_contained(resource.path) and _contained(resource.content)):
+            raise corrupt(f"resource {resource.id}: a path leaves the Provider root")
         within(resource.materializer, n_actions, f"resource {resource.id} materializer")
         within(resource.protocol, len(r.PROTOCOLS), f"resource {resource.id} protocol", False)
     for entry in program.catalog or ():
@@ -251,6 +310,8 @@ def check_bounds(program: r.Program) -> None:
                 raise corrupt(f"graph {graph.id}: edge outcome mask {edge.mask}")
         for index in graph.repeat_edges:
             within(index, n_edges, f"graph {graph.id} repeat edge", False)
+        if not _contained(graph.path):
+            raise corrupt(f"graph {graph.id}: its path leaves the Provider root")
         for node in graph.nodes:
             where = f"graph {graph.id} node {node.id}"
             within(node.kind, len(r.NODE_KINDS), f"{where} kind", False)
@@ -275,3 +336,4 @@ def check_bounds(program: r.Program) -> None:
                 raise corrupt(f"{where}: subgraph call does not match its kind")
             if (node.kind == r.TERMINAL) != (node.terminal_outcome in r.OUTCOMES):
                 raise corrupt(f"{where}: terminal outcome does not match its kind")
+        _check_adjacency(graph)

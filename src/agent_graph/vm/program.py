@@ -88,6 +88,9 @@ class Program:
             raise AttributeError("Program is immutable")
         object.__setattr__(self, name, value)
 
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("Program is immutable")
+
     @property
     def provider_id(self) -> str:
         return self.ir.provider_id
@@ -108,7 +111,15 @@ class Program:
         graph = self.graph(graph_id)
         revision = compute_revision(self.ir, graph, graph_id, entry, state)
         evaluator = Evaluator(self.ir, self.root, state, revision)
-        result = evaluator.frame(self._graph_index[graph_id], entry, (), ())
+        try:
+            result = evaluator.frame(self._graph_index[graph_id], entry, (), ())
+        except RecursionError:
+            # frames recurse once per subgraph level; hundreds of levels exhaust the stack
+            raise AgentGraphError(
+                "evaluation-too-deep",
+                f"Graph {graph_id} nests subgraph calls too deeply to evaluate "
+                "(more than about 300 levels)",
+            ) from None
         diagnostics = list(result.diagnostics)
         alternatives = len(result.candidates) - 1
         if alternatives > MAX_ALTERNATIVE_ROUTES:

@@ -1,1 +1,49 @@
-"""CLI commands (being written)."""
+"""``agc test [path]``: run a Provider's graph tests (reference §4, §8.3).
+
+Output is the reference's (JSON ``{"state","total","failed","results"}``; human
+"<passed>/<total> graph test(s) passed" then "FAIL <name>" and the failure lines),
+with the file, line and column of each unmet expectation added to the human lines.
+Exit 1 when any case fails; a missing or empty test path is an error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from . import cli, provider_options
+from .context import load_context, options
+from .render import emit
+
+
+@cli.command("test")
+@click.argument("path", required=False, default="tests", metavar="[PATH]")
+@click.option(
+    "--junit-xml",
+    "junit_xml",
+    default=None,
+    metavar="FILE",
+    help="Also write a JUnit XML report (one testcase per graph test) to FILE.",
+)
+@provider_options
+@click.pass_context
+def test_command(ctx: click.Context, /, path: str, junit_xml: str | None, **local: Any) -> None:
+    """Evaluate graph test cases (agent-graph.test.v1) under PATH (default: tests).
+
+    Cases are YAML or JSON files, found recursively; nothing is executed. Exit
+    code 1 when any case fails.
+    """
+    from ..compiler.lower import lower
+    from ..testing import iter_results, report_lines, summary, write_junit
+    from ..vm import Program
+
+    opts = options(ctx, **local)
+    provider = load_context(opts).provider
+    program = Program(lower(provider), provider.root)
+    results = list(iter_results(program, path))
+    if junit_xml is not None:
+        write_junit(junit_xml, results, suite=provider.id)
+    emit(opts.fmt, summary(results), report_lines(results))
+    if any(not result.passed for result in results):
+        ctx.exit(1)

@@ -1,0 +1,132 @@
+"""Finding and reading graph test cases (``agent-graph.test.v1``).
+
+Discovery follows the reference: a file path is that one case (any extension); a
+directory is walked depth-first, each directory's entries in ``localeCompare`` order,
+symbolic links skipped, keeping names ending in ``.yaml``, ``.yml`` or ``.json``
+(any case). A missing path and an empty result are errors, never a vacuous pass.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..compiler.sourcemap import SourceMap
+from ..errors import AgentGraphError, Diagnostic
+
+TEST_SCHEMA = "agent-graph.test.v1"
+_CASE_NAME = re.compile(r"\.(?:ya?ml|json)\Z", re.IGNORECASE)
+
+
+def _absolute(path: str | os.PathLike[str]) -> Path:
+    # os.path.abspath keeps symlinks unresolved, like node's path.resolve
+    return Path(os.path.abspath(os.fspath(path)))
+
+
+def _walk(directory: Path, found: list[Path]) -> None:
+    from ..canonical import locale_sorted
+
+    try:
+        with os.scandir(directory) as listing:
+            entries = {entry.name: entry for entry in listing}
+    except OSError as error:
+        raise AgentGraphError(
+            "file-read-failed", f"Cannot read {directory}: {error.strerror or error}"
+        ) from None
+    for name in locale_sorted(entries):
+        entry = entries[name]
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                _walk(directory / name, found)
+            elif entry.is_file(follow_symlinks=False) and _CASE_NAME.search(name):
+                found.append(directory / name)
+        except OSError:
+            continue  # vanished while listing: it is not there
+
+
+def discover(path: str | os.PathLike[str] = "tests") -> list[Path]:
+    """Absolute paths of the cases at ``path`` (relative paths: to the process directory).
+
+    Raises ``test-path-missing`` when nothing exists there and ``test-cases-empty`` when
+    a directory holds no YAML or JSON file.
+    """
+    absolute = _absolute(path)
+    try:
+        info = os.stat(absolute)
+    except (OSError, ValueError):
+        raise AgentGraphError(
+            "test-path-missing", f"Graph test path does not exist: {absolute}"
+        ) from None
+    if stat.S_ISREG(info.st_mode):
+        return [absolute]
+    if not stat.S_ISDIR(info.st_mode):
+        raise AgentGraphError(
+            "test-path-invalid", f"Graph test path is neither a file nor a directory: {absolute}"
+        )
+    found: list[Path] = []
+    _walk(absolute, found)
+    if not found:
+        raise AgentGraphError(
+            "test-cases-empty", f"No YAML or JSON graph test cases found: {absolute}"
+        )
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class GraphTestCase:
+    """One parsed and schema-checked case, with the position of every value in its file."""
+
+    path: Path
+    name: str
+    graph: str
+    entry: str
+    state: Mapping[str, Any]
+    expect: Mapping[str, Any]
+    source: SourceMap = field(default_factory=SourceMap, compare=False, repr=False)
+
+    def position(self, pointer: str) -> tuple[int, int]:
+        """``(line, column)`` of the value at ``pointer`` (or its nearest ancestor)."""
+        return self.source.locate(pointer) or (1, 1)
+
+    @property
+    def line(self) -> int:
+        """Where the case starts: its ``name`` member."""
+        return self.position("/name")[0]
+
+    def diagnostic(self, code: str, message: str, pointer: str) -> Diagnostic:
+        line, column = self.position(pointer)
+        return Diagnostic(
+            code, message, path=str(self.path), line=line, column=column, pointer=pointer
+        )
+
+
+def load_case(path: str | os.PathLike[str]) -> GraphTestCase:
+    """Read one case file (JSON for ``.json``, else YAML 1.2) and check it against the schema.
+
+    ``parse-failed``/``file-read-failed`` when it cannot be read, ``schema-invalid``
+    (one positioned diagnostic per finding) when it is not an ``agent-graph.test.v1``.
+    """
+    from ..compiler.schema import validate
+    from ..compiler.sources import read_structured
+
+    absolute = _absolute(path)
+    display = str(absolute)
+    document = read_structured(absolute, display=display)
+    problem = validate("test-case", document.value, path=display, source=document.source)
+    if problem is not None:
+        raise AgentGraphError(problem.code, problem.message, problem.diagnostics)
+    value: dict[str, Any] = document.value
+    return GraphTestCase(
+        path=absolute,
+        name=value["name"],
+        graph=value["graph"],
+        entry=value["entry"],
+        state=value.get("state", {}),
+        expect=value["expect"],
+        source=document.source,
+    )

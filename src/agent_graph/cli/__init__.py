@@ -114,8 +114,12 @@ def cli(
 
 
 def _register() -> None:
-    # commands attach themselves to ``cli`` when their module is imported
-    from . import build, evaluate, run, testcmd, validate  # noqa: F401
+    # commands attach themselves to ``cli`` when their module is imported; by name,
+    # because ``from . import run`` would return the ``run()`` function below instead
+    import importlib
+
+    for module in ("build", "evaluate", "run", "testcmd", "validate"):
+        importlib.import_module(f"{__name__}.{module}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -13,10 +13,13 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import AgentGraphError
 from ..ir.records import OUTCOMES
+
+if TYPE_CHECKING:
+    from ..runs import Run
 
 RECEIPTS_LABEL = "resourceReceipts"
 
@@ -71,37 +74,26 @@ def receipts_value(text: str) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class RunFile:
-    """The members of an ``agent-graph.run.v1`` file that evaluation uses."""
+    """A Run read from a file, and where it was read from (absolute)."""
 
     path: Path
-    id: str
-    provider: str
-    facts: dict[str, Any]
-    outcomes: dict[str, Any]
-    authorities: list[str]
-    workspace: str | None
+    run: Run
+
+    @property
+    def id(self) -> str:
+        return self.run.id
+
+    @property
+    def provider(self) -> str:
+        return self.run.provider
 
 
 def load_run(path: str) -> RunFile:
-    """Read and schema-check a Run file (``schema-invalid`` names its absolute path)."""
-    from ..compiler.schema import validate
-    from ..compiler.sources import read_structured
+    """Read and check a Run file (errors name its absolute path; see ``agent_graph.runs``)."""
+    from ..runs import read_run
 
-    absolute = Path(os.path.abspath(path))
-    document = read_structured(absolute, display=str(absolute))
-    value = document.value
-    problem = validate("run", value, path=str(absolute), source=document.source)
-    if problem is not None:
-        raise AgentGraphError(problem.code, problem.message, problem.diagnostics)
-    return RunFile(
-        path=absolute,
-        id=value["id"],
-        provider=value["provider"],
-        facts=value["facts"],
-        outcomes=value["outcomes"],
-        authorities=list(value["authorities"]),
-        workspace=value.get("workspace"),
-    )
+    run = read_run(path)
+    return RunFile(Path(os.path.abspath(path)), run)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +137,8 @@ def evaluation_input(
     ``provider_id`` is given, a Run written for another Provider is refused
     (``run-provider-mismatch``): its state keys would silently mean nothing here.
     """
+    from ..runs import evaluation_input as run_evaluation_input
+
     direct_facts = object_value(json_argument(facts), "facts") if facts is not None else {}
     direct_outcomes = outcome_values(json_argument(outcomes)) if outcomes is not None else {}
     receipt_set = receipts_value(receipts) if receipts is not None else None
@@ -152,24 +146,19 @@ def evaluation_input(
         return EvaluationInput(
             direct_facts, dict(direct_outcomes), list(authorities), receipt_set, None, None
         )
-    run = load_run(state)
-    if provider_id is not None and run.provider != provider_id:
-        raise AgentGraphError(
-            "run-provider-mismatch", f"Run {run.id} targets {run.provider}, not {provider_id}"
-        )
-    merged_outcomes: dict[str, Any] = dict(run.outcomes)
-    merged_outcomes.update(direct_outcomes)
-    return EvaluationInput(
-        facts={**run.facts, **direct_facts},
-        outcomes=merged_outcomes,
-        authorities=_sorted_union(run.authorities, authorities),
-        receipts=receipt_set,
-        workspace=run.workspace,
-        run=run,
+    loaded = load_run(state)
+    routing = run_evaluation_input(
+        loaded.run,
+        facts=direct_facts,
+        outcomes=direct_outcomes,
+        authorities=authorities,
+        provider=provider_id,
     )
-
-
-def _sorted_union(first: Sequence[str], second: Sequence[str]) -> list[str]:
-    from ..canonical import js_sorted
-
-    return js_sorted(set(first) | set(second))
+    return EvaluationInput(
+        facts=dict(routing.facts),
+        outcomes=dict(routing.outcomes),
+        authorities=list(routing.authorities),
+        receipts=receipt_set,
+        workspace=routing.workspace,
+        run=loaded,
+    )

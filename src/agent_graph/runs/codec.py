@@ -1,0 +1,68 @@
+"""Run documents as bytes: written as the reference writes them, read with JS numbers.
+
+Written: 2-space indented JSON and a newline (``JSON.stringify(run, null, 2)``),
+UTF-8. Read: ``json.loads`` with ``JSON.parse``'s number model (integral values
+within ±2**53 are ints, ``-0`` stays negative zero, larger integers become
+doubles) and without the ``NaN``/``Infinity`` extensions, so a Run reads back as
+the compiler's JSON reader and the reference would read it — at C speed, since
+every mutation re-reads the whole file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Final
+
+from ..errors import AgentGraphError
+
+_SAFE: Final = 2**53
+
+
+def _number(value: float) -> int | float:
+    if value == 0 and math.copysign(1.0, value) < 0:
+        return value
+    if value.is_integer() and -_SAFE <= value <= _SAFE:
+        return int(value)
+    return value
+
+
+def _int(text: str) -> int | float:
+    if len(text) > 40:  # beyond a double's range of exact integers either way
+        return _number(float(text))
+    number = int(text)
+    if number == 0 and text.startswith("-"):
+        return -0.0
+    if -_SAFE <= number <= _SAFE:
+        return number
+    return float(number)
+
+
+def _float(text: str) -> int | float:
+    return _number(float(text))
+
+
+def _constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads(text: str) -> Any:
+    """Parse JSON text; ``ValueError``/``RecursionError`` when it is not JSON."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
+
+
+def dumps(document: Any) -> bytes:
+    """The bytes of a Run file (``run-invalid`` for a number JSON cannot hold)."""
+    try:
+        try:
+            text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
+            return (text + "\n").encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: kept, escaped, as JSON.stringify does
+            text = json.dumps(document, indent=2, ensure_ascii=True, allow_nan=False)
+            return (text + "\n").encode("utf-8")
+    except ValueError as error:  # e.g. 1e400 read back as infinity
+        raise AgentGraphError(
+            "run-invalid", f"The Run holds a value JSON cannot represent: {error}"
+        ) from None

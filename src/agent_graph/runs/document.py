@@ -1,0 +1,373 @@
+"""The ``agent-graph.run.v1`` document: building it, changing it, checking what goes in.
+
+Every function here is pure: it takes a document (a plain JSON mapping in the key
+order of reference-behaviour §5.1) and returns a new one, so both stores share one
+implementation of each operation and a failed check never leaves half a change.
+Imports nothing heavier than the standard library.
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+import math
+import os
+import re
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from ..canonical import js_sorted
+from ..errors import AgentGraphError, Diagnostic
+from ..ir.records import OUTCOMES
+
+RUN_SCHEMA: Final = "agent-graph.run.v1"
+RUN_SCHEMA_VERSION: Final = 1
+_SCHEMA_IDENTITY: Final = re.compile(r"^agent-graph\.run\.v([0-9]+)\Z")
+
+# Event types written by the stores (reference-behaviour §5.2).
+RUN_STARTED: Final = "run.started"
+OUTCOME_RECORDED: Final = "node.outcome-recorded"
+FACTS_UPDATED: Final = "facts.updated"
+FACTS_REPLACED: Final = "facts.replaced"
+AUTHORITIES_UPDATED: Final = "authorities.updated"
+RUN_CHECKPOINTED: Final = "run.checkpointed"
+RUN_RESUMED: Final = "run.resumed"
+
+
+class _Missing(enum.Enum):
+    """Marks "no detail": ``None`` is a detail of its own (JSON ``null``)."""
+
+    NO_DETAIL = "no detail"
+
+
+NO_DETAIL: Final = _Missing.NO_DETAIL
+
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def timestamp(moment: datetime) -> str:
+    """ISO-8601 UTC with milliseconds and ``Z``, as JavaScript's ``toISOString``."""
+    moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def new_run_id() -> str:
+    return str(uuid.uuid4())
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """A snapshot of one Run. ``document`` is the ``agent-graph.run.v1`` JSON object.
+
+    The snapshot is the caller's own copy: changing it changes nothing stored; use a
+    store's operations for that.
+    """
+
+    document: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return str(self.document["id"])
+
+    @property
+    def provider(self) -> str:
+        return str(self.document["provider"])
+
+    @property
+    def graph(self) -> str:
+        return str(self.document["graph"])
+
+    @property
+    def entry(self) -> str:
+        return str(self.document["entry"])
+
+    @property
+    def workspace(self) -> str | None:
+        value = self.document.get("workspace")
+        return None if value is None else str(value)
+
+    @property
+    def created_at(self) -> str:
+        return str(self.document["createdAt"])
+
+    @property
+    def updated_at(self) -> str:
+        return str(self.document["updatedAt"])
+
+    @property
+    def facts(self) -> dict[str, Any]:
+        value: dict[str, Any] = self.document["facts"]
+        return value
+
+    @property
+    def outcomes(self) -> dict[str, dict[str, Any]]:
+        """State key -> ``{"outcome", "recordedAt", "detail"?}`` (the latest record)."""
+        value: dict[str, dict[str, Any]] = self.document["outcomes"]
+        return value
+
+    @property
+    def authorities(self) -> list[str]:
+        value: list[str] = self.document["authorities"]
+        return value
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        value: list[dict[str, Any]] = self.document["events"]
+        return value
+
+    def outcome(self, key: str) -> str | None:
+        """The latest recorded outcome of a state key, if any."""
+        record = self.outcomes.get(key)
+        return None if record is None else str(record["outcome"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return copy.deepcopy(self.document)
+
+
+# -- checks on what a host passes in ------------------------------------------------------
+
+
+def check_json(value: Any, where: str, code: str) -> None:
+    """``value`` must be plain JSON data (no NaN/Infinity, string keys, no objects)."""
+    stack: list[tuple[Any, str]] = [(value, where)]
+    while stack:
+        item, at = stack.pop()
+        if item is None or isinstance(item, (str, bool, int)):
+            continue
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                raise AgentGraphError(code, f"{at} is not a finite JSON number")
+            continue
+        if isinstance(item, Mapping):
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    raise AgentGraphError(code, f"{at} has a non-string key {key!r}")
+                stack.append((child, f"{at}.{key}"))
+            continue
+        if isinstance(item, (list, tuple)):
+            stack.extend((child, f"{at}[{i}]") for i, child in enumerate(item))
+            continue
+        raise AgentGraphError(code, f"{at} is a {type(item).__name__}, which is not JSON data")
+
+
+def _plain(value: Any) -> Any:
+    """A private deep copy with tuples as lists and mappings as dicts (checked JSON)."""
+    if isinstance(value, Mapping):
+        return {key: _plain(child) for key, child in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(child) for child in value]
+    return value
+
+
+def check_facts(facts: Any) -> dict[str, Any]:
+    if not isinstance(facts, Mapping):
+        raise AgentGraphError("json-object-required", "facts must be a JSON object")
+    check_json(facts, "facts", "facts-invalid")
+    plain: dict[str, Any] = _plain(facts)
+    return plain
+
+
+def check_outcome(outcome: Any) -> str:
+    if not isinstance(outcome, str) or outcome not in OUTCOMES:
+        shown = outcome if isinstance(outcome, str) else repr(outcome)
+        raise AgentGraphError(
+            "outcome-invalid",
+            f"Unsupported outcome: {shown} (expected one of: {', '.join(OUTCOMES)})",
+        )
+    return outcome
+
+
+def check_authorities(authorities: Iterable[str]) -> list[str]:
+    """De-duplicated and sorted as JavaScript's default ``sort()`` would."""
+    if isinstance(authorities, (str, bytes)):
+        raise AgentGraphError("authority-invalid", "authorities must be a list of strings")
+    values = list(authorities)
+    if not all(isinstance(a, str) for a in values):
+        raise AgentGraphError("authority-invalid", "authorities must be a list of strings")
+    return js_sorted(set(values))
+
+
+def check_state_key(run: Mapping[str, Any], key: Any) -> str:
+    """A state key of the Run's own Graph: ``<graph>/<node>`` or ``<graph>/<sub>><…>/<node>``.
+
+    The reference accepts any string, so a bare node id (``draft`` for
+    ``report/draft``) was recorded and then silently never matched anything.
+    """
+    graph = run["graph"]
+    if not isinstance(key, str) or not key.startswith(f"{graph}/") or key.endswith("/"):
+        raise AgentGraphError(
+            "state-key-invalid",
+            f"{key!r} is not a state key of Graph {graph}: record the route's "
+            f"afterAction.recordNode exactly (for example {graph}/<node>)",
+        )
+    return key
+
+
+# -- building and changing documents ------------------------------------------------------
+
+
+def _event(
+    document: Mapping[str, Any], at: str, type_: str, detail: Any = NO_DETAIL, **members: Any
+) -> dict[str, Any]:
+    events: list[dict[str, Any]] = document["events"]
+    event: dict[str, Any] = {
+        "sequence": (events[-1]["sequence"] if events else 0) + 1,
+        "at": at,
+        "type": type_,
+        **members,
+    }
+    if detail is not NO_DETAIL:
+        event["detail"] = detail
+    return event
+
+
+def _appended(document: Mapping[str, Any], at: str, event: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(dict(document))
+    out["events"].append(event)
+    out["updatedAt"] = at
+    return out
+
+
+def new_document(
+    *,
+    run_id: str,
+    provider: str,
+    graph: str,
+    at: str,
+    entry: str = "default",
+    workspace: str | os.PathLike[str] | None = None,
+    facts: Mapping[str, Any] | None = None,
+    authorities: Iterable[str] = (),
+) -> dict[str, Any]:
+    """A fresh Run with its ``run.started`` event (``createdAt = updatedAt =`` its time)."""
+    document: dict[str, Any] = {
+        "schema": RUN_SCHEMA,
+        "id": run_id,
+        "provider": provider,
+        "graph": graph,
+        "entry": entry,
+    }
+    if workspace:
+        document["workspace"] = os.path.abspath(workspace)
+    document.update(
+        {
+            "createdAt": at,
+            "updatedAt": at,
+            "facts": check_facts(facts if facts is not None else {}),
+            "outcomes": {},
+            "authorities": check_authorities(authorities),
+            "events": [{"sequence": 1, "at": at, "type": RUN_STARTED}],
+        }
+    )
+    return document
+
+
+def recorded(
+    document: Mapping[str, Any], key: str, outcome: str, at: str, detail: Any = NO_DETAIL
+) -> dict[str, Any]:
+    check_state_key(document, key)
+    check_outcome(outcome)
+    if detail is not NO_DETAIL:
+        check_json(detail, "detail", "detail-invalid")
+        detail = _plain(detail)
+    record: dict[str, Any] = {"outcome": outcome, "recordedAt": at}
+    if detail is not NO_DETAIL:
+        record["detail"] = detail
+    event = _event(document, at, OUTCOME_RECORDED, _plain(detail), node=key, outcome=outcome)
+    out = _appended(document, at, event)
+    out["outcomes"][key] = record
+    return out
+
+
+def with_facts(
+    document: Mapping[str, Any], facts: Mapping[str, Any], at: str, *, replace: bool = False
+) -> dict[str, Any]:
+    """Shallow merge (top-level members replace old ones), or replace all Facts."""
+    supplied = check_facts(facts)
+    kind = FACTS_REPLACED if replace else FACTS_UPDATED
+    out = _appended(document, at, _event(document, at, kind, {"keys": js_sorted(supplied)}))
+    out["facts"] = supplied if replace else {**out["facts"], **supplied}
+    return out
+
+
+def with_authorities(
+    document: Mapping[str, Any], authorities: Iterable[str], at: str
+) -> dict[str, Any]:
+    """Replace the session authorities (an empty list clears them)."""
+    values = check_authorities(authorities)
+    detail = {"authorities": list(values)}
+    out = _appended(document, at, _event(document, at, AUTHORITIES_UPDATED, detail))
+    out["authorities"] = values
+    return out
+
+
+def checkpointed(
+    document: Mapping[str, Any], checkpoint_name: str, at: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The source with its ``run.checkpointed`` event, and the checkpoint copy.
+
+    The copy has the same event (both files say where the checkpoint went) and no
+    authorities: a session's delegated authority never outlives the session.
+    """
+    detail = {"checkpoint": checkpoint_name}
+    source = _appended(document, at, _event(document, at, RUN_CHECKPOINTED, detail))
+    copy_ = copy.deepcopy(source)
+    copy_["authorities"] = []
+    return source, copy_
+
+
+def resumed(document: Mapping[str, Any], checkpoint_name: str, at: str) -> dict[str, Any]:
+    """A new Run from a checkpoint: same id, authorities cleared, ``run.resumed`` appended."""
+    detail = {"checkpoint": checkpoint_name}
+    out = _appended(document, at, _event(document, at, RUN_RESUMED, detail))
+    out["authorities"] = []
+    return out
+
+
+# -- reading documents back ---------------------------------------------------------------
+
+
+def check_version(value: Any, display: str) -> None:
+    """A Run written by a newer toolchain is refused by name, not as a schema mismatch."""
+    if not isinstance(value, Mapping):
+        return
+    identity = value.get("schema")
+    match = _SCHEMA_IDENTITY.match(identity) if isinstance(identity, str) else None
+    if match is not None and int(match.group(1)) > RUN_SCHEMA_VERSION:
+        raise AgentGraphError(
+            "run-version-unsupported",
+            f"{display} is an {identity} Run; this toolchain reads {RUN_SCHEMA} "
+            "(upgrade agent-graph to use it)",
+            [
+                Diagnostic(
+                    "run-version-unsupported",
+                    f"schema {identity} is newer than {RUN_SCHEMA}",
+                    path=display,
+                    pointer="/schema",
+                )
+            ],
+        )
+
+
+def check_integrity(document: Mapping[str, Any], display: str) -> None:
+    """What the schema cannot say: events are numbered 1, 2, 3 … without gaps."""
+    events: Sequence[Mapping[str, Any]] = document["events"]
+    for index, event in enumerate(events):
+        if event["sequence"] != index + 1:
+            pointer = f"/events/{index}/sequence"
+            message = (
+                f"event {index + 1} has sequence {event['sequence']}; "
+                "events must be numbered 1, 2, 3 … without gaps"
+            )
+            raise AgentGraphError(
+                "run-invalid",
+                f"{display} is not a consistent Run: {message}",
+                [Diagnostic("run-invalid", message, path=display, pointer=pointer)],
+            )

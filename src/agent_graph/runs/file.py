@@ -1,0 +1,290 @@
+"""``FileRunStore``: one Run per file, safe against crashes and concurrent writers.
+
+Durability: a new version is written to a temporary file in the same directory,
+flushed to disk (``fsync``), renamed over the Run (atomic on POSIX and NTFS) and
+the directory is flushed too, so after a crash the file is the complete old or
+the complete new version, never a mixture. New files (``start``, ``checkpoint``,
+``resume``) are published with a hard link, which fails instead of replacing
+anything that appeared in the meantime.
+
+Concurrency: every mutation holds an advisory lock (``flock`` on a sidecar
+``.<name>.lock`` in the same directory, which stays there) for its whole
+read-modify-write, so concurrent writers in any number of processes are
+serialised and none loses an event. The kernel drops the lock of a process that
+dies. Readers take no lock: they always see a complete version. Symbolic links are
+followed, so two names for one Run share one lock.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import secrets
+import stat
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import AgentGraphError
+from . import codec
+from .document import Clock, Run, new_run_id, utc_now
+from .store import BaseRunStore, RunRef
+from .validation import check_document
+
+if TYPE_CHECKING:
+    from ..compiler.sourcemap import SourceMap
+
+DEFAULT_LOCK_TIMEOUT = 60.0
+
+
+def _lock_name(name: str) -> str:
+    return f".{name}.lock"
+
+
+def _temp_pattern(name: str) -> re.Pattern[str]:
+    return re.compile(rf"\.{re.escape(name)}\.agc-[0-9]+-[0-9a-f]{{16}}\.tmp\Z")
+
+
+def _temp_name(name: str) -> str:
+    return f".{name}.agc-{os.getpid()}-{secrets.token_hex(8)}.tmp"
+
+
+if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+    import msvcrt
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+
+    def _unlock(fd: int) -> None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+
+else:
+    import fcntl
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make a rename durable (POSIX); a no-op where directories cannot be opened."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def read_document(path: Path, display: str) -> dict[str, Any]:
+    """Read and check a Run file: JSON for ``.json``, YAML 1.2 otherwise (as the reference).
+
+    Errors: ``file-read-failed``, ``file-too-large``, ``parse-failed`` (truncated or
+    not JSON/YAML), ``run-version-unsupported``, ``schema-invalid`` (with line and
+    column), ``run-invalid``.
+    """
+    from ..compiler.sources import parse_json, read_structured, read_text
+
+    if path.suffix.lower() != ".json":
+        document = read_structured(path, display=display)
+        return check_document(document.value, display, lambda: document.source)
+    text = read_text(path, display=display)
+    try:
+        value = codec.loads(text)
+    except (ValueError, RecursionError):
+        # the compiler's reader names the line and column of the damage
+        value = read_structured(path, display=display).value
+
+    def positions() -> SourceMap | None:
+        try:
+            return parse_json(text.removeprefix("\ufeff"))[1]
+        except Exception:
+            return None
+
+    return check_document(value, display, positions)
+
+
+def read_run(path: RunRef) -> Run:
+    """Read a Run file without taking its lock (a reader always sees a whole version)."""
+    absolute = Path(os.path.abspath(os.fspath(path)))
+    return Run(read_document(absolute, str(absolute)))
+
+
+class FileRunStore(BaseRunStore[Path]):
+    """Runs as ``agent-graph.run.v1`` files; references are paths (relative to the process)."""
+
+    def __init__(
+        self,
+        *,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        clock: Clock = utc_now,
+        ids: Callable[[], str] = new_run_id,
+    ) -> None:
+        super().__init__(clock=clock, ids=ids)
+        self.lock_timeout = lock_timeout
+
+    # -- references ----------------------------------------------------------------------
+
+    def _key(self, ref: RunRef) -> Path:
+        return Path(os.path.abspath(os.fspath(ref)))
+
+    def _display(self, key: Path) -> str:
+        return str(key)
+
+    def _basename(self, key: Path) -> str:
+        return key.name
+
+    def _exists(self, key: Path) -> bool:
+        return os.path.lexists(key)
+
+    @staticmethod
+    def _real(key: Path) -> Path:
+        return Path(os.path.realpath(key))
+
+    def _read(self, key: Path) -> dict[str, Any]:
+        return read_document(key, str(key))
+
+    # -- locking -------------------------------------------------------------------------
+
+    @contextmanager
+    def _locked(self, keys: Sequence[Path]) -> Iterator[None]:
+        # one global order (sorted lock paths) so two multi-Run operations cannot deadlock
+        paths = sorted({self._real(key).parent / _lock_name(self._real(key).name) for key in keys})
+        held: list[int] = []
+        try:
+            for path in paths:  # one at a time: those held are released if one fails
+                held.append(self._acquire(path))  # noqa: PERF401
+            yield
+        finally:
+            for fd in reversed(held):
+                try:
+                    _unlock(fd)
+                finally:
+                    os.close(fd)
+
+    def _acquire(self, path: Path) -> int:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+        except OSError as error:
+            raise AgentGraphError(
+                "file-write-failed", f"Cannot lock {path}: {error.strerror or error}"
+            ) from None
+        deadline = time.monotonic() + self.lock_timeout
+        delay = 0.0005
+        while not _try_lock(fd):
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                raise AgentGraphError(
+                    "run-locked",
+                    f"Another process has held the lock {path} for over "
+                    f"{self.lock_timeout:g} s; is a writer stuck?",
+                )
+            time.sleep(delay)
+            delay = min(delay * 2, 0.02)
+        return fd
+
+    # -- writing -------------------------------------------------------------------------
+
+    def _replace(self, key: Path, document: dict[str, Any]) -> None:
+        self._write(key, codec.dumps(document), exclusive=False)
+
+    def _create(self, key: Path, document: dict[str, Any]) -> None:
+        self._write(key, codec.dumps(document), exclusive=True)
+
+    def _discard(self, key: Path) -> None:
+        target = self._real(key)
+        try:
+            target.unlink()
+        except FileNotFoundError:
+            return
+        _fsync_directory(target.parent)
+
+    def _write(self, key: Path, data: bytes, *, exclusive: bool) -> None:
+        target = self._real(key)
+        directory = target.parent
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            self._sweep(directory, target.name)
+            temp = directory / _temp_name(target.name)
+            try:
+                self._write_temp(temp, target, data, exclusive=exclusive)
+                if exclusive:
+                    self._publish_new(temp, target)
+                else:
+                    os.replace(temp, target)
+            finally:
+                if os.path.lexists(temp):
+                    temp.unlink()
+            _fsync_directory(directory)
+        except FileExistsError:
+            raise
+        except OSError as error:
+            raise AgentGraphError(
+                "file-write-failed", f"Cannot write {key}: {error.strerror or error}"
+            ) from None
+
+    @staticmethod
+    def _write_temp(temp: Path, target: Path, data: bytes, *, exclusive: bool) -> None:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+        fd = os.open(temp, flags, 0o666)
+        try:
+            if not exclusive and hasattr(os, "fchmod"):
+                with suppress(OSError):  # a replaced Run keeps its permissions
+                    os.fchmod(fd, stat.S_IMODE(os.stat(target).st_mode))
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    @staticmethod
+    def _publish_new(temp: Path, target: Path) -> None:
+        try:
+            os.link(temp, target)  # fails rather than replace what appeared meanwhile
+        except FileExistsError:
+            raise
+        except OSError as error:
+            if error.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
+                raise
+            # a file system without hard links: the lock we hold is the only guard left
+            if os.path.lexists(target):
+                raise FileExistsError(str(target)) from None
+            os.replace(temp, target)
+
+    @staticmethod
+    def _sweep(directory: Path, name: str) -> None:
+        """Remove temporary files of this Run left by writers that were killed.
+
+        Only writers holding this Run's lock create them, and we hold it now, so
+        any that exist are abandoned.
+        """
+        pattern = _temp_pattern(name)
+        try:
+            entries = [entry.name for entry in os.scandir(directory) if pattern.match(entry.name)]
+        except OSError:
+            return
+        for entry in entries:
+            with suppress(OSError):
+                (directory / entry).unlink()

@@ -1,0 +1,309 @@
+"""Runs under concurrent writers and crashes: no lost update, no torn file.
+
+* 8 processes each record 50 outcomes through ``agc run record`` (the CLI's
+  ``main`` in a loop, so the test stays fast on two cores) into one Run: exactly
+  401 events numbered 1..401 and 400 outcomes afterwards.
+* A writer is SIGKILLed at random moments, many times: the file is always the
+  complete last committed version or the complete next one.
+* Locks: a held lock times out with ``run-locked``; a killed holder frees it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import random
+import re
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_graph.errors import AgentGraphError
+from agent_graph.runs import FileRunStore, MemoryRunStore, read_run
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and flock")
+
+SRC = Path(__file__).resolve().parent.parent / "src"
+ENV = {**os.environ, "PYTHONPATH": str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+TEMP = re.compile(r"\.run\.json\.agc-[0-9]+-[0-9a-f]{16}\.tmp\Z")
+
+CLI_WORKER = """
+import json, os, sys, time
+from agent_graph.cli import main
+path, worker, count, go = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+while not os.path.exists(go):
+    time.sleep(0.001)
+for i in range(count):
+    detail = json.dumps({"worker": worker, "i": i})
+    args = ["run", "record", f"report/w{worker}-{i}", "completed", "--state", path,
+            "--detail", detail, "--format", "json"]
+    code = main(args)
+    if code != 0:
+        sys.exit(code)
+"""
+
+KILLED_WRITER = """
+import os, sys, time
+from agent_graph.runs import FileRunStore
+path, n, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+
+def pause():  # hold still at a chosen point of a write until the parent kills us
+    print("paused", flush=True)
+    time.sleep(120)
+
+real_write, real_replace = os.write, os.replace
+if mode == "in-write":  # half of the new version is in the temporary file
+    os.write = lambda fd, data: (real_write(fd, bytes(data[: len(data) // 2])), pause())
+elif mode == "before-rename":  # the new version is complete and flushed, not yet renamed
+    os.replace = lambda src, dst: pause()
+elif mode == "after-rename":  # renamed, the directory not yet flushed
+    os.replace = lambda src, dst: (real_replace(src, dst), pause())
+store = FileRunStore()
+blob = "x" * 1_000_000
+store.load(path)  # every import done before the parent starts its clock
+print("ready", flush=True)
+while True:
+    n += 1
+    store.set_facts(path, {"blob": blob, "n": n}, replace=True)
+    print(n, flush=True)
+"""
+
+
+def start(path: Path, **facts: Any) -> None:
+    FileRunStore().start(path, provider="example.weekly-report", graph="report", facts=facts)
+
+
+def python(code: str, *args: str, **kwargs: Any) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-c", code, *args], env=ENV, text=True, **kwargs)
+
+
+def test_eight_processes_record_fifty_outcomes_each(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    start(path)
+    go = tmp_path / "go"
+    workers = [
+        python(
+            CLI_WORKER,
+            str(path),
+            str(worker),
+            "50",
+            str(go),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for worker in range(8)
+    ]
+    go.touch()
+    for proc in workers:
+        _, err = proc.communicate(timeout=240)
+        assert proc.returncode == 0, err
+    document = json.loads(path.read_text(encoding="utf-8"))  # valid JSON
+    events = document["events"]
+    assert len(events) == 401
+    assert [e["sequence"] for e in events] == list(range(1, 402))
+    assert events[0]["type"] == "run.started"
+    assert {e["type"] for e in events[1:]} == {"node.outcome-recorded"}
+    assert len(document["outcomes"]) == 400
+    for worker in range(8):  # each writer's outcomes appear in the order it recorded them
+        mine = [e["detail"]["i"] for e in events[1:] if e["detail"]["worker"] == worker]
+        assert mine == list(range(50))
+    assert read_run(path).document == document  # and it passes every check
+    assert not [p for p in tmp_path.iterdir() if TEMP.match(p.name)]
+
+
+def test_agc_processes_record_concurrently(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    start(path)
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable, "-c",
+                "import sys\nfrom agent_graph.cli import main\n"
+                "for i in range(3):\n"
+                "    if main(['run', 'record', f'report/p{sys.argv[1]}-{i}', 'partial',"
+                " '--state', sys.argv[2]]):\n"
+                "        sys.exit(1)\n",
+                str(n), str(path),
+            ],
+            env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        for n in range(4)
+    ]  # fmt: skip
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        assert "Recorded report/p" in out
+    run = read_run(path)
+    assert [e["sequence"] for e in run.events] == list(range(1, 14))
+    assert len(run.outcomes) == 12
+
+
+def test_threads_share_a_memory_store() -> None:
+    store = MemoryRunStore()
+    store.start("run", provider="p", graph="g")
+
+    def work(worker: int) -> None:
+        for i in range(50):
+            store.record("run", f"g/w{worker}-{i}", "completed")
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    run = store.load("run")
+    assert [e["sequence"] for e in run.events] == list(range(1, 402))
+    assert len(run.outcomes) == 400
+
+
+def _committed(lines: list[str], last: int) -> int:
+    numbers = [int(line) for line in lines if line.strip().isdigit()]
+    return numbers[-1] if numbers else last
+
+
+def test_sigkill_mid_write_leaves_the_old_or_the_new_version(tmp_path: Path) -> None:
+    """Killed at chosen points of a write, then at random moments, many times over."""
+    path = tmp_path / "run.json"
+    start(path, n=0)
+    committed, previous = 0, path.read_bytes()
+    rng = random.Random(5)
+    modes = ["in-write", "before-rename", "after-rename"] * 2 + ["random"] * 16
+    for mode in modes:
+        writer = python(KILLED_WRITER, str(path), str(committed), mode, stdout=subprocess.PIPE)
+        assert writer.stdout is not None
+        assert writer.stdout.readline().strip() == "ready"
+        if mode == "random":
+            time.sleep(rng.uniform(0.0, 0.12))
+        else:
+            assert writer.stdout.readline().strip() == "paused"
+        writer.send_signal(signal.SIGKILL)
+        rest = writer.stdout.read()
+        writer.wait(timeout=30)
+        writer.stdout.close()
+        abandoned = [p for p in tmp_path.iterdir() if TEMP.match(p.name)]
+        last = _committed(rest.splitlines(), committed)
+        run = read_run(path)  # complete: JSON, schema-valid, events 1..n without gaps
+        n = run.facts["n"]
+        assert n in (last, last + 1), (mode, n, last)  # the committed version or the next
+        assert len(run.events) == n + 1
+        if mode in ("in-write", "before-rename"):
+            assert path.read_bytes() == previous  # byte for byte the old version
+            assert len(abandoned) == 1  # the new one died in its temporary file
+        elif mode == "after-rename":
+            assert n == committed + 1  # the new version, whole
+        old = json.loads(previous)
+        assert run.events[: len(old["events"])] == old["events"]  # nothing lost
+        committed, previous = n, path.read_bytes()
+    FileRunStore().record(path, "report/draft", "completed")  # the next writer sweeps up
+    assert not [p for p in tmp_path.iterdir() if TEMP.match(p.name)]
+    assert read_run(path).outcome("report/draft") == "completed"
+
+
+# -- locks --------------------------------------------------------------------------------
+
+
+def test_a_held_lock_times_out(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    start(path)
+    before = path.read_bytes()
+    with (tmp_path / ".run.json.lock").open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        began = time.monotonic()
+        with pytest.raises(AgentGraphError) as info:
+            FileRunStore(lock_timeout=0.3).record(path, "report/draft", "completed")
+        assert 0.3 <= time.monotonic() - began < 5
+    assert info.value.code == "run-locked"
+    assert path.read_bytes() == before
+    FileRunStore(lock_timeout=0.3).record(path, "report/draft", "completed")
+
+
+def test_a_killed_holder_releases_the_lock(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    start(path)
+    holder = python(
+        "import fcntl, sys, time\n"
+        "f = open(sys.argv[1], 'a')\nfcntl.flock(f, fcntl.LOCK_EX)\n"
+        "print('locked', flush=True)\ntime.sleep(60)\n",
+        str(tmp_path / ".run.json.lock"),
+        stdout=subprocess.PIPE,
+    )
+    assert holder.stdout is not None
+    assert holder.stdout.readline().strip() == "locked"
+    store = FileRunStore(lock_timeout=0.2)
+    with pytest.raises(AgentGraphError):
+        store.record(path, "report/draft", "completed")
+    holder.kill()
+    holder.wait(timeout=30)
+    holder.stdout.close()
+    assert store.record(path, "report/draft", "completed").outcome("report/draft") == "completed"
+
+
+# -- file details -------------------------------------------------------------------------
+
+
+def test_create_never_replaces_a_file_that_appeared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "run.json"
+    path.write_text("someone else's file\n", encoding="utf-8")
+    store = FileRunStore()
+    monkeypatch.setattr(store, "_exists", lambda key: False)  # lose the race on purpose
+    with pytest.raises(AgentGraphError) as info:
+        store.start(path, provider="p", graph="g")
+    assert info.value.code == "run-target-exists"
+    assert path.read_text(encoding="utf-8") == "someone else's file\n"
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_checkpoint_is_undone_when_the_source_cannot_be_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, target = tmp_path / "run.json", tmp_path / "cp.json"
+    start(path)
+    before = path.read_bytes()
+    store = FileRunStore()
+
+    def fail(key: Path, document: dict[str, Any]) -> None:
+        raise AgentGraphError("file-write-failed", f"Cannot write {key}: disk full")
+
+    monkeypatch.setattr(store, "_replace", fail)
+    with pytest.raises(AgentGraphError) as info:
+        store.checkpoint(path, target)
+    assert info.value.code == "file-write-failed"
+    assert not target.exists()
+    assert path.read_bytes() == before
+
+
+def test_writes_follow_symlinks_and_keep_permissions(tmp_path: Path) -> None:
+    real = tmp_path / "data" / "run.json"
+    real.parent.mkdir()
+    start(real)
+    real.chmod(0o600)
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    FileRunStore().record(link, "report/draft", "completed")
+    assert link.is_symlink()
+    assert read_run(real).outcome("report/draft") == "completed"
+    assert stat.S_IMODE(real.stat().st_mode) == 0o600
+    assert (real.parent / ".run.json.lock").exists()  # one lock for both names
+    assert not (tmp_path / ".link.json.lock").exists()
+
+
+def test_only_abandoned_temporaries_of_this_run_are_swept(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    start(path)
+    stale = tmp_path / ".run.json.agc-123-0123456789abcdef.tmp"
+    others = [tmp_path / ".run.json.x.agc-1-0123456789abcdef.tmp", tmp_path / ".run.json.tmp"]
+    for file in (stale, *others):
+        file.write_text("partial", encoding="utf-8")
+    FileRunStore().record(path, "report/draft", "completed")
+    assert not stale.exists()
+    assert all(other.exists() for other in others)

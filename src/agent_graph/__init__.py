@@ -27,7 +27,19 @@ if TYPE_CHECKING:
 
 
 def compile_provider(manifest: str | os.PathLike[str]) -> Program:
-    """Load, check and compile a Provider manifest into a :class:`~agent_graph.vm.Program`."""
+    """Load, check and compile a Provider manifest into a :class:`~agent_graph.vm.Program`.
+
+    ``manifest`` is a source ``provider.yaml`` or a built bundle's ``manifest.json``.
+    A bundle that ``agc build`` wrote is verified (manifest digest, every file digest,
+    the IR's digest and its binding to the manifest) and evaluated from its IR
+    without reading any YAML; a bundle without IR (built by the Node toolchain) is
+    checked and compiled as it loads.
+    """
+    from .compiler.bundle import open_bundle_program
+
+    program = open_bundle_program(manifest)
+    if program is not None:
+        return program
     from .compiler.lower import lower
     from .compiler.provider import load_provider
     from .vm import Program

@@ -1,1 +1,38 @@
-"""CLI commands (being written)."""
+"""``agc build [output]``: write the Provider as a verified bundle (reference §6)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from . import cli, provider_options
+from .context import load_context, options
+from .render import emit
+
+
+@cli.command("build")
+@click.argument("output", required=False, default="dist/provider", metavar="[OUTPUT]")
+@provider_options
+@click.pass_context
+def build_command(ctx: click.Context, /, output: str, **local: Any) -> None:
+    """Write a bundle: provider.yaml, manifest.json, every reachable file, compiled IR.
+
+    OUTPUT defaults to dist/provider (relative to the working directory). It is
+    replaced only when it is empty or a previous bundle; a failed build leaves it
+    as it was. Hosts load the bundle with --manifest OUTPUT/manifest.json.
+    """
+    from ..compiler.builder import build_bundle
+
+    opts = options(ctx, **local)
+    provider = load_context(opts).provider
+    result = build_bundle(provider, output)
+    emit(
+        opts.fmt,
+        result.manifest,
+        [
+            f"Built {provider.id}@{provider.version} at {result.destination}",
+            f"Bundle digest: {result.digest}",
+            f"Compiled IR: {result.ir_path}",
+        ],
+    )

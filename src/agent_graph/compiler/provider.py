@@ -16,6 +16,14 @@ from typing import Any, TypeVar
 from ..errors import AgentGraphError, Problem, ProblemSink
 from . import graph_checks, schema
 from .actions import action_files, load_action
+from .bundle import (
+    Bundle,
+    check_identity,
+    is_bundle,
+    verify_against_provider,
+    verify_ir,
+    verify_manifest,
+)
 from .digests import compute_digests
 from .hostaction import dynamic_resource_problems
 from .model import LoadedAction, LoadedCatalog, LoadedGraph, LoadedProvider, LoadedResource
@@ -25,8 +33,6 @@ from .sources import read_structured
 from .versions import compatibility_warnings
 
 T = TypeVar("T")
-
-BUNDLE_SCHEMA = "agent-graph.bundle.v1"
 
 
 class _Loader:
@@ -415,20 +421,26 @@ def load_provider(
     top = Origin(display)
     ensure_file(manifest_path, "provider manifest", top)
     doc = read_structured(manifest_path, display=display)
-    if isinstance(doc.value, dict) and doc.value.get("schema") == BUNDLE_SCHEMA:
-        raise top.fail(
-            "bundle-unsupported",
-            "Loading built bundles (manifest.json) is not available in this version; "
-            "point --manifest at the source provider.yaml",
-        )
+    built: Bundle | None = None
+    if is_bundle(doc.value):
+        # a built bundle: check it (reference §6.4 part A, then its IR), then load the
+        # Provider manifest it names, with the bundle directory as the Provider root
+        built = verify_manifest(manifest_path, doc.value, source=doc.source)
+        verify_ir(built)
+        manifest_path = built.provider_manifest
+        display = portable(built.root, manifest_path)
+        ensure_file(manifest_path, "provider manifest", Origin(display))
+        doc = read_structured(manifest_path, display=display)
     loader = _Loader(manifest_path, sink)
     here = Origin(display, doc.source)
     problem = schema.validate("provider", doc.value, path=display, source=doc.source)
     if problem is not None:
         sink.add(problem)
-        if not isinstance(doc.value, dict):
+        if not isinstance(doc.value, dict) or built is not None:
             sink.raise_if_failed()
     manifest_value: dict[str, Any] = doc.value
+    if built is not None:
+        check_identity(built, manifest_value)
     for warning in compatibility_warnings(manifest_value, here):
         sink.warn(warning)
     catalogs = manifest_value.get("catalogs")
@@ -448,7 +460,7 @@ def load_provider(
         loader.graph_files,
         loader.dependencies,
     )
-    return LoadedProvider(
+    provider = LoadedProvider(
         manifest_path=manifest_path,
         root=loader.root,
         manifest_doc=doc,
@@ -463,3 +475,6 @@ def load_provider(
         digest=digest,
         warnings=list(sink.warnings),
     )
+    if built is not None:
+        verify_against_provider(built, provider)
+    return provider

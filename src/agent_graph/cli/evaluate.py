@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from . import cli, provider_options
-from .context import ProviderContext, load_context, options
+from .context import Options, ProviderContext, load_context, options
 from .render import emit
 
 if TYPE_CHECKING:
+    from ..compiler.skills import ResolvedBinding
     from ..vm import Program
     from .state_input import EvaluationInput
 
@@ -94,11 +95,12 @@ def _evaluation_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-def _select(context: ProviderContext, graph: str | None, entry: str | None) -> tuple[str, str]:
+def _select(
+    binding: ResolvedBinding | None, graph: str | None, entry: str | None
+) -> tuple[str, str]:
     """Graph and entry from the arguments and the Skill binding (reference §8.1)."""
     from ..errors import AgentGraphError
 
-    binding = context.binding
     if binding is not None:
         bound = binding.binding
         if graph is not None and graph != bound.graph:
@@ -126,9 +128,20 @@ def _compile(context: ProviderContext) -> Program:
     return Program(lower(context.provider), context.provider.root)
 
 
-def _input(
-    context: ProviderContext, local: dict[str, Any], receipts: str | None = None
-) -> EvaluationInput:
+def _load(opts: Options) -> tuple[ResolvedBinding | None, Program]:
+    """The Program to evaluate: a built bundle's verified IR when there is one (no YAML is
+    parsed then), else the Provider compiled from its sources."""
+    if not opts.skill and not opts.registry:
+        from ..compiler.bundle import open_bundle_program
+
+        program = open_bundle_program(opts.manifest or "provider.yaml")
+        if program is not None:
+            return None, program
+    context = load_context(opts)
+    return context.binding, _compile(context)
+
+
+def _input(program: Program, local: dict[str, Any], receipts: str | None = None) -> EvaluationInput:
     from .state_input import evaluation_input
 
     return evaluation_input(
@@ -137,7 +150,7 @@ def _input(
         outcomes=local.pop("outcomes"),
         authorities=local.pop("authorities") or (),
         receipts=receipts,
-        provider_id=context.provider.id,
+        provider_id=program.provider_id,
     )
 
 
@@ -198,10 +211,10 @@ def evaluation_lines(doc: dict[str, Any], run: str | None = None) -> list[str]:
 def evaluate_command(ctx: click.Context, /, graph: str | None, **local: Any) -> None:
     """Which steps are legal now (never runs anything)."""
     opts = options(ctx, **local)
-    context = load_context(opts)
-    selected, entry = _select(context, graph, local.pop("entry"))
-    data = _input(context, local)
-    evaluation = _compile(context).evaluate(selected, entry, data.routing_state())
+    binding, program = _load(opts)
+    selected, entry = _select(binding, graph, local.pop("entry"))
+    data = _input(program, local)
+    evaluation = program.evaluate(selected, entry, data.routing_state())
     doc = evaluation.to_dict()
     emit(opts.fmt, doc, evaluation_lines(doc, str(data.run.path) if data.run else None))
 
@@ -331,17 +344,16 @@ def route_command(ctx: click.Context, /, targets: tuple[str, ...], **local: Any)
     from ..errors import AgentGraphError
 
     opts = options(ctx, **local)
-    context = load_context(opts)
-    bound = context.binding is not None
+    binding, program = _load(opts)
+    bound = binding is not None
     if len(targets) > (1 if bound else 2):
         raise AgentGraphError("route-arguments-invalid", "Too many route arguments")
     # with a binding the only target is the route id; else <graph> [route-id]
     padded = (None, *targets) if bound else (*targets,)
     graph_argument = padded[0] if padded else None
     route_id = padded[1] if len(padded) > 1 else None
-    selected, entry = _select(context, graph_argument, local.pop("entry"))
-    data = _input(context, local, local.pop("receipts"))
-    program = _compile(context)
+    selected, entry = _select(binding, graph_argument, local.pop("entry"))
+    data = _input(program, local, local.pop("receipts"))
     state = data.routing_state()
     if route_id is None:
         primary = program.evaluate(selected, entry, state).primary

@@ -121,7 +121,7 @@ def run_start_command(
 
     opts = options(ctx, **local)
     context = load_context(opts)
-    selected, selected_entry = _select(context, graph, entry)
+    selected, selected_entry = _select(context.binding, graph, entry)
     _check_selection(context, selected, selected_entry)
     initial = object_value(json_argument(facts), "facts") if facts is not None else {}
     run = _store().start(

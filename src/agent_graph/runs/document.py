@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import enum
-import math
 import os
 import re
 import uuid
@@ -22,6 +21,7 @@ from typing import Any, Final
 from ..canonical import js_sorted
 from ..errors import AgentGraphError, Diagnostic
 from ..ir.records import OUTCOMES
+from ..vm.state import check_json
 
 RUN_SCHEMA: Final = "agent-graph.run.v1"
 RUN_SCHEMA_VERSION: Final = 1
@@ -132,29 +132,6 @@ class Run:
 
 
 # -- checks on what a host passes in ------------------------------------------------------
-
-
-def check_json(value: Any, where: str, code: str) -> None:
-    """``value`` must be plain JSON data (no NaN/Infinity, string keys, no objects)."""
-    stack: list[tuple[Any, str]] = [(value, where)]
-    while stack:
-        item, at = stack.pop()
-        if item is None or isinstance(item, (str, bool, int)):
-            continue
-        if isinstance(item, float):
-            if not math.isfinite(item):
-                raise AgentGraphError(code, f"{at} is not a finite JSON number")
-            continue
-        if isinstance(item, Mapping):
-            for key, child in item.items():
-                if not isinstance(key, str):
-                    raise AgentGraphError(code, f"{at} has a non-string key {key!r}")
-                stack.append((child, f"{at}.{key}"))
-            continue
-        if isinstance(item, (list, tuple)):
-            stack.extend((child, f"{at}[{i}]") for i, child in enumerate(item))
-            continue
-        raise AgentGraphError(code, f"{at} is a {type(item).__name__}, which is not JSON data")
 
 
 def _plain(value: Any) -> Any:

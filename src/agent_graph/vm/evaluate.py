@@ -134,52 +134,30 @@ class Evaluator:
     def candidate(
         self, graph: r.Graph, node: r.Node, call_path: tuple[str, ...], key: str
     ) -> Candidate:
-        rid = route_id(self.revision, graph.id, node.id, call_path)
-        reason = node.reason_code or ""
-        if node.kind == r.ACTION:
-            return Candidate(
-                rid,
-                graph,
-                node,
-                call_path,
-                key,
-                "actionable",
-                reason,
-                self.hints.get(reason),
-                "immediate",
-                None,
-            )
+        status, availability, resolution = "actionable", "immediate", None
         gate = node.gate
-        assert gate is not None
-        delegated = (
-            gate.delegatable is True
-            and gate.authority is not None
-            and gate.authority in self.authorities
-        )
-        if delegated:
-            return Candidate(
-                rid,
-                graph,
-                node,
-                call_path,
-                key,
-                "actionable",
-                reason,
-                self.hints.get(reason),
-                "immediate",
-                "session-authority",
+        if gate is not None:
+            delegated = (
+                gate.delegatable is True
+                and gate.authority is not None
+                and gate.authority in self.authorities
             )
+            if delegated:
+                resolution = "session-authority"
+            else:
+                status, availability, resolution = "waiting-user", "requires-user", "user"
+        reason = node.reason_code or ""
         return Candidate(
-            rid,
+            route_id(self.revision, graph.id, node.id, call_path),
             graph,
             node,
             call_path,
             key,
-            "waiting-user",
+            status,
             reason,
             self.hints.get(reason),
-            "requires-user",
-            "user",
+            availability,
+            resolution,
         )
 
     def frame(

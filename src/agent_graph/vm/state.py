@@ -55,8 +55,8 @@ class Normalized:
     workspace: str | None
 
 
-def _check_json(value: Any, where: str) -> None:
-    """Facts must be plain JSON data: no NaN/Infinity, no non-string keys, no objects."""
+def check_json(value: Any, where: str, code: str = "facts-invalid") -> None:
+    """``value`` must be plain JSON data: no NaN/Infinity, string keys only, no objects."""
     stack: list[tuple[Any, str]] = [(value, where)]
     while stack:
         item, at = stack.pop()
@@ -64,20 +64,18 @@ def _check_json(value: Any, where: str) -> None:
             continue
         if isinstance(item, float):
             if not math.isfinite(item):
-                raise AgentGraphError("facts-invalid", f"{at} is not a finite JSON number")
+                raise AgentGraphError(code, f"{at} is not a finite JSON number")
             continue
         if isinstance(item, Mapping):
             for key, child in item.items():
                 if not isinstance(key, str):
-                    raise AgentGraphError("facts-invalid", f"{at} has a non-string key {key!r}")
+                    raise AgentGraphError(code, f"{at} has a non-string key {key!r}")
                 stack.append((child, f"{at}.{key}"))
             continue
         if isinstance(item, (list, tuple)):
             stack.extend((child, f"{at}[{i}]") for i, child in enumerate(item))
             continue
-        raise AgentGraphError(
-            "facts-invalid", f"{at} is a {type(item).__name__}, which is not JSON data"
-        )
+        raise AgentGraphError(code, f"{at} is a {type(item).__name__}, which is not JSON data")
 
 
 def _outcome(key: str, value: Any) -> str:
@@ -139,7 +137,7 @@ def normalize(state: RoutingState | Mapping[str, Any] | None) -> Normalized:
     facts = state.facts if state.facts is not None else {}
     if not isinstance(facts, Mapping):
         raise AgentGraphError("json-object-required", "facts must be a JSON object")
-    _check_json(facts, "facts")
+    check_json(facts, "facts")
     outcomes = state.outcomes if state.outcomes is not None else {}
     if not isinstance(outcomes, Mapping):
         raise AgentGraphError("json-object-required", "outcomes must be a JSON object")

@@ -311,11 +311,6 @@ def _json_containers(program: r.Program) -> list[Any]:
     return [v for v in values if isinstance(v, (dict, list))]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=pytest.fail.Exception,
-    reason="JSON values in the IR (catalog entries, host-action inputs) are plain dicts",
-)
 def test_json_values_in_the_ir_are_read_only() -> None:
     containers = [
         v

@@ -152,7 +152,7 @@ class _Lowering:
         if resource.protocol == "host-action":
             action = self.provider.actions[self.path_of(meta["materializer"])].definition
             ids = [self.schema_identity(action[name]) for name in ("inputSchema", "outputSchema")]
-            host = r.HostInput(action["handler"], ids[0], ids[1], meta["input"])
+            host = r.HostInput(action["handler"], ids[0], ids[1], r.freeze_json(meta["input"]))
         static = not resource.dynamic
         return r.Resource(
             id=resource.id,
@@ -265,7 +265,7 @@ class _Lowering:
                     summary=entry["summary"],
                     severity=entry.get("severity"),
                     document=self.resource_index[document.path] if document else r.NONE,
-                    raw=entry,
+                    raw=r.freeze_json(entry),
                 )
             )
         return tuple(out)

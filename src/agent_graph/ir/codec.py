@@ -132,8 +132,8 @@ class _Decoder:
         return cls(*[field(code, item, where) for (code, _), item in zip(spec, value, strict=True)])
 
     def field(self, code: str, value: Any, where: str) -> Any:
-        if code == "j":  # any JSON value, null included
-            return value
+        if code == "j":  # any JSON value, null included; shared, so read-only
+            return r.freeze_json(value)
         optional = code.endswith("?") or "?:" in code or code == "E"
         if value is None:
             if optional:

@@ -51,6 +51,51 @@ PROTOCOLS: tuple[str, ...] = (
 NONE = -1  # "no index" in optional index fields
 
 
+def _read_only(self: Any, *args: Any, **kwargs: Any) -> Any:
+    raise TypeError("JSON values inside a compiled Program are read-only")
+
+
+class FrozenDict(dict):  # type: ignore[type-arg]
+    """A JSON object inside the IR: a dict that refuses changes (copies are plain dicts)."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _read_only
+    __ior__ = _read_only
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        from copy import deepcopy
+
+        return {key: deepcopy(value, memo) for key, value in self.items()}
+
+    def __reduce__(self) -> Any:
+        return (dict, (dict(self),))
+
+
+class FrozenList(list):  # type: ignore[type-arg]
+    """A JSON array inside the IR: a list that refuses changes (copies are plain lists)."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = append = extend = insert = pop = remove = _read_only
+    clear = reverse = sort = __iadd__ = __imul__ = _read_only
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        from copy import deepcopy
+
+        return [deepcopy(value, memo) for value in self]
+
+    def __reduce__(self) -> Any:
+        return (list, (list(self),))
+
+
+def freeze_json(value: Any) -> Any:
+    """``value`` with every object and array made read-only, so a shared Program stays intact."""
+    if not isinstance(value, (dict, list)):
+        return value
+    if isinstance(value, dict):
+        return FrozenDict((key, freeze_json(child)) for key, child in value.items())
+    return FrozenList(freeze_json(child) for child in value)
+
+
 @dataclass(frozen=True, slots=True)
 class FactCheck:
     """One ``requiresFacts``/``satisfiedBy`` check.

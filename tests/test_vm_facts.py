@@ -96,3 +96,51 @@ def test_100k_node_chain_compiles_and_evaluates_to_the_end() -> None:
     assert half.primary is not None
     assert half.primary.node.id == "n50000"
     print(f"100,000-node chain: compile {compiled - start:.1f} s, evaluate {done - compiled:.2f} s")
+
+
+def test_deep_subgraph_nesting_evaluates_without_recursion(tmp_path: Path) -> None:
+    """2,000 graphs, each calling the next: frames are driven iteratively, not recursively."""
+    depth = 2_000
+    (tmp_path / "graphs").mkdir()
+    names = [f"g{i}" for i in range(depth)]
+    (tmp_path / "provider.yaml").write_text(
+        "schema: agent-graph.provider.v1\nid: deep.nesting\nversion: 1.0.0\ngraphs:\n"
+        + "".join(f"  - graphs/{n}.yaml\n" for n in names),
+        encoding="utf-8",
+    )
+    (tmp_path / "step.yaml").write_text(
+        "schema: agent-graph.action.v1\nid: step\nrunner: host\neffect: write\n"
+        "handler: deep.step\n",
+        encoding="utf-8",
+    )
+    for i, name in enumerate(names):
+        if i + 1 < depth:
+            body = (
+                f"  - {{id: call, kind: subgraph, graph: g{i + 1}, entry: default}}\n"
+                "  - {id: end, kind: terminal, terminalOutcome: completed}\n"
+                "edges:\n  - {from: call, to: end}\n"
+            )
+            start = "call"
+        else:
+            body = (
+                "  - {id: work, kind: action, action: step.yaml, reasonCode: route.deep.work}\n"
+                "  - {id: end, kind: terminal, terminalOutcome: completed}\n"
+                "edges:\n  - {from: work, to: end}\n"
+            )
+            start = "work"
+        (tmp_path / "graphs" / f"{name}.yaml").write_text(
+            f"schema: agent-graph.graph.v1\nid: {name}\nentrypoints: {{default: {start}}}\n"
+            f"nodes:\n{body}",
+            encoding="utf-8",
+        )
+    program = agent_graph.compile_provider(tmp_path / "provider.yaml")
+    evaluation = program.evaluate("g0")
+    assert evaluation.status_code == "actionable"
+    assert evaluation.primary is not None
+    assert evaluation.primary.graph.id == f"g{depth - 1}"
+    assert len(evaluation.primary.call_path) == depth - 1
+    assert evaluation.primary.call_path[0] == "g0/call"
+    leaf = ">".join(f"g{i}/call" for i in range(depth - 1)) + f">g{depth - 1}/work"
+    done = program.evaluate("g0", "default", {"outcomes": {leaf: "completed"}})
+    assert done.status_code == "complete"
+    assert done.outcome == "completed"

@@ -21,6 +21,7 @@ the result (reached order, outcomes, diagnostics) is the same.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,8 @@ from .facts import all_match
 from .state import Normalized
 
 MAX_ALTERNATIVE_ROUTES = 3
+#: What a suspended frame asks for: (graph index, entry, call path, ancestor graph ids).
+ChildRequest = tuple[int, str, tuple[str, ...], tuple[str, ...]]
 PENDING = "pending"
 _AVAILABILITY_RANK = {"immediate": 0, "requires-user": 1, "blocked": 2}
 
@@ -163,6 +166,30 @@ class Evaluator:
     def frame(
         self, graph_index: int, entry: str, call_path: tuple[str, ...], stack: tuple[str, ...]
     ) -> FrameResult:
+        """Evaluate a frame and the child frames it calls, without recursing in Python.
+
+        A frame suspends at each subgraph node with a request for its child frame; the
+        driver runs the child and resumes the parent with the result, so the depth of
+        subgraph nesting is bounded by memory, not by the interpreter's stack.
+        """
+        frames = [self._frame(graph_index, entry, call_path, stack)]
+        reply: FrameResult | None = None
+        while True:
+            try:
+                request = frames[-1].send(reply)
+            except StopIteration as finished:
+                frames.pop()
+                reply = finished.value
+                if not frames:
+                    assert reply is not None
+                    return reply
+                continue
+            frames.append(self._frame(*request))
+            reply = None
+
+    def _frame(
+        self, graph_index: int, entry: str, call_path: tuple[str, ...], stack: tuple[str, ...]
+    ) -> Generator[ChildRequest, FrameResult | None, FrameResult]:
         graph = self.program.graphs[graph_index]
         if graph.id in stack:
             message = f"Runtime graph recursion detected: {' -> '.join((*stack, graph.id))}"
@@ -177,7 +204,7 @@ class Evaluator:
                 "error",
                 diagnostics=[{"code": "entry-missing", "severity": "error", "message": message}],
             )
-        return _Frame(self, graph, call_path, stack).run(start, entry)
+        return (yield from _Frame(self, graph, call_path, stack).run(start, entry))
 
 
 class _Frame:
@@ -223,32 +250,31 @@ class _Frame:
         self.reached_flag[index] = 1
         self.reached.append(index)
 
-    def compute_outcome(self, index: int) -> str:
-        node = self.graph.nodes[index]
-        ev = self.ev
-        if node.requires is not None and not all_match(ev.state.facts, node.requires):
-            self.diagnostics.append(
-                {
-                    "code": "required-fact-missing",
-                    "severity": "error",
-                    "message": f"Node {self.graph.id}/{node.id} requires facts that are not "
-                    "satisfied",
-                    "path": ev.graph_path(self.graph),
-                }
-            )
-            return "blocked"
-        if node.kind == r.SUBGRAPH:
-            child_path = (*self.call_path, f"{self.graph.id}/{node.id}")
-            child = ev.frame(
-                node.subgraph, node.entry or "", child_path, (*self.stack, self.graph.id)
-            )
-            self.children[index] = child
-            if child.status == "complete" and child.outcome:
-                return child.outcome
-            if child.status == "error":
-                return "failed"
-            return "waiting-user" if child.status == "waiting-user" else PENDING
-        return ev.simple_outcome(node, self.prefix + node.id)
+    def blocked(self, node: r.Node) -> bool:
+        """``requiresFacts`` fail: the node is ``blocked`` (with a diagnostic)."""
+        if node.requires is None or all_match(self.ev.state.facts, node.requires):
+            return False
+        self.diagnostics.append(
+            {
+                "code": "required-fact-missing",
+                "severity": "error",
+                "message": f"Node {self.graph.id}/{node.id} requires facts that are not satisfied",
+                "path": self.ev.graph_path(self.graph),
+            }
+        )
+        return True
+
+    def child_request(self, node: r.Node) -> ChildRequest:
+        child_path = (*self.call_path, f"{self.graph.id}/{node.id}")
+        return (node.subgraph, node.entry or "", child_path, (*self.stack, self.graph.id))
+
+    @staticmethod
+    def subgraph_outcome(child: FrameResult) -> str:
+        if child.status == "complete" and child.outcome:
+            return child.outcome
+        if child.status == "error":
+            return "failed"
+        return "waiting-user" if child.status == "waiting-user" else PENDING
 
     def repeat_pass(self) -> None:
         edges, outcome = self.graph.edges, self.outcome
@@ -280,13 +306,25 @@ class _Frame:
                 self.repeat_queue = []
         self.repeat_queue = deferred
 
-    def run(self, start: int, entry: str) -> FrameResult:
+    def run(
+        self, start: int, entry: str
+    ) -> Generator[ChildRequest, FrameResult | None, FrameResult]:
         nodes = self.graph.nodes
         self.reach(start)
         need = [start]
         while need or self.repeat_queue or self.dirty:
             for index in need:
-                self.set_outcome(index, self.compute_outcome(index))
+                node = nodes[index]
+                if self.blocked(node):
+                    outcome = "blocked"
+                elif node.kind == r.SUBGRAPH:
+                    child = yield self.child_request(node)
+                    assert child is not None
+                    self.children[index] = child
+                    outcome = self.subgraph_outcome(child)
+                else:
+                    outcome = self.ev.simple_outcome(node, self.prefix + node.id)
+                self.set_outcome(index, outcome)
             if self.repeat_queue:
                 self.repeat_pass()
             eligible = []

@@ -111,15 +111,7 @@ class Program:
         graph = self.graph(graph_id)
         revision = compute_revision(self.ir, graph, graph_id, entry, state)
         evaluator = Evaluator(self.ir, self.root, state, revision)
-        try:
-            result = evaluator.frame(self._graph_index[graph_id], entry, (), ())
-        except RecursionError:
-            # frames recurse once per subgraph level; hundreds of levels exhaust the stack
-            raise AgentGraphError(
-                "evaluation-too-deep",
-                f"Graph {graph_id} nests subgraph calls too deeply to evaluate "
-                "(more than about 300 levels)",
-            ) from None
+        result = evaluator.frame(self._graph_index[graph_id], entry, (), ())
         diagnostics = list(result.diagnostics)
         alternatives = len(result.candidates) - 1
         if alternatives > MAX_ALTERNATIVE_ROUTES:

@@ -558,9 +558,10 @@ def test_route_document_key_order_and_schema(program: Program) -> None:
     assert "action" not in gate
     assert gate["commandPlan"] == []
     assert list(gate)[-4:] == ["resources", "gate", "diagnostics", "afterAction"]
+    # authored order (prompt before id in this Provider), as the reference spreads the gate
     assert list(gate["gate"]) == [
-        "id",
         "prompt",
+        "id",
         "authority",
         "delegatable",
         "resolution",

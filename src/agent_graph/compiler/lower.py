@@ -228,6 +228,7 @@ class _Lowering:
                     resolution=self.action_ref(delegated.get("resolutionAction")),
                     resources=self.resource_lists(delegated.get("resources")),
                 ),
+                fields=tuple(g),
             )
         return r.Node(
             id=n["id"],

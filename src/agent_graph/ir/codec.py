@@ -32,7 +32,7 @@ _LAYOUT_TEXT: dict[type, str] = {
     r.FactCheck: "S i j",
     r.ResourceLists: "I I",
     r.Delegated: "b i R?:ResourceLists",
-    r.Gate: "s s s? b? i i R?:Delegated",
+    r.Gate: "s s s? b? i i R?:Delegated S",
     r.Node: "s i s? s? i b L?:FactCheck L?:FactCheck s? i R?:Gate i s? R?:ResourceLists I I I",
     r.Edge: "i i i i",
     r.Graph: "s s s P L:Node L:Edge I S",
@@ -323,6 +323,14 @@ def check_bounds(program: r.Program) -> None:
                 within(check.kind, 3, f"{where} fact check", False)
             lists(node.resources, f"{where} resources")
             if node.gate is not None:
+                authored = {"id", "prompt"} | {
+                    name
+                    for name, value in (("authority", node.gate.authority),
+                                        ("delegatable", node.gate.delegatable))
+                    if value is not None
+                }  # fmt: skip
+                if sorted(node.gate.fields) != sorted(authored):
+                    raise corrupt(f"{where}: gate member list does not match the gate")
                 within(node.gate.inspection, n_actions, f"{where} inspection")
                 within(node.gate.resolution, n_actions, f"{where} resolution")
                 if node.gate.delegated is not None:

@@ -144,6 +144,7 @@ class Gate:
     ``delegatable``: as authored (None when absent; routes echo authored fields only).
     ``inspection``/``resolution``: Action indexes, or NONE.
     ``delegated``: the delegated policy, or None.
+    ``fields``: the authored gate members in authored order (routes echo them that way).
     """
 
     id: str
@@ -153,6 +154,7 @@ class Gate:
     inspection: int
     resolution: int
     delegated: Delegated | None
+    fields: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -100,13 +100,19 @@ class RouteGate:
     resolution: str
     inspection_action: GateAction | None
     resolution_action: GateAction | None
+    fields: tuple[str, ...] = ("id", "prompt", "authority", "delegatable")
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": self.id, "prompt": self.prompt}
-        if self.authority is not None:
-            out["authority"] = self.authority
-        if self.delegatable is not None:
-            out["delegatable"] = self.delegatable
+        authored = {
+            "id": self.id,
+            "prompt": self.prompt,
+            "authority": self.authority,
+            "delegatable": self.delegatable,
+        }
+        # the reference spreads the authored gate object, so its key order is the author's
+        out: dict[str, Any] = {
+            name: authored[name] for name in self.fields if authored.get(name) is not None
+        }
         out["resolution"] = self.resolution
         if self.inspection_action is not None:
             out["inspectionAction"] = self.inspection_action.to_dict()
@@ -287,6 +293,7 @@ class _Builder:
             resolution,
             self.gate_action(inspection),
             self.gate_action(resolver),
+            gate.fields,
         )
 
 

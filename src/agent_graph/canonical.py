@@ -575,3 +575,28 @@ def digest_file(p: str | os.PathLike[str]) -> str:
             "file-read-failed", message, [Diagnostic("file-read-failed", message, path=where)]
         ) from exc
     return "sha256:" + h.hexdigest()
+
+
+_SAFE_INTEGER = 2**53
+
+
+def to_js_number(value: int | float) -> int | float:
+    """Map a number onto what a JS ``Number`` holds, in Python's best type for it.
+
+    Integral values within ±2**53 become ``int`` (``1.0`` -> 1) except negative zero,
+    which stays ``-0.0`` because JavaScript keeps it (``Object.is(-0, 0)`` is false);
+    integers outside that range become the nearest ``float`` (``inf`` past the
+    double range), as ``Number("123…")`` would.
+    """
+    if isinstance(value, int):
+        if -_SAFE_INTEGER <= value <= _SAFE_INTEGER:
+            return value
+        try:
+            return float(value)
+        except OverflowError:
+            return math.inf if value > 0 else -math.inf
+    if value == 0 and math.copysign(1.0, value) < 0:
+        return value
+    if value.is_integer() and -_SAFE_INTEGER <= value <= _SAFE_INTEGER:
+        return int(value)
+    return value

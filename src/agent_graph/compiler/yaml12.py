@@ -37,7 +37,7 @@ from yaml.events import (
     SequenceStartEvent,
 )
 
-from agent_graph.canonical import js_number
+from agent_graph.canonical import js_number, to_js_number
 from agent_graph.compiler.sourcemap import SourceMap, escape_token
 
 __all__ = [
@@ -66,7 +66,6 @@ ALIAS_EXPANSION_LIMIT: Final = 10_000
 #: the pure-Python parser rejects tabs after ``:`` that LibYAML and npm accept).
 LIBYAML: Final[bool] = bool(getattr(yaml, "__with_libyaml__", False))
 
-_MAX_SAFE: Final = 2**53
 _TAG: Final = "tag:yaml.org,2002:"
 _STR, _NULL, _BOOL, _INT, _FLOAT = (_TAG + t for t in ("str", "null", "bool", "int", "float"))
 _MAP, _SEQ = _TAG + "map", _TAG + "seq"
@@ -108,28 +107,6 @@ class YamlError(ParseError):
 
 # ---------------------------------------------------------------------------
 # JavaScript number model
-
-
-def to_js_number(value: int | float) -> int | float:
-    """Map a number onto what a JS ``Number`` holds, in Python's best type for it.
-
-    Integral values within ±2**53 become ``int`` (``1.0`` -> 1) except negative zero,
-    which stays ``-0.0`` because JavaScript keeps it (``Object.is(-0, 0)`` is false);
-    integers outside that range become the nearest ``float`` (``inf`` past the
-    double range), as ``Number("123…")`` would.
-    """
-    if isinstance(value, int):
-        if -_MAX_SAFE <= value <= _MAX_SAFE:
-            return value
-        try:
-            return float(value)
-        except OverflowError:
-            return math.inf if value > 0 else -math.inf
-    if value == 0 and math.copysign(1.0, value) < 0:
-        return value
-    if value.is_integer() and -_MAX_SAFE <= value <= _MAX_SAFE:
-        return int(value)
-    return value
 
 
 def _decimal_int(text: str) -> int | float:

@@ -11,35 +11,23 @@ every mutation re-reads the whole file.
 from __future__ import annotations
 
 import json
-import math
-from typing import Any, Final
+from typing import Any
 
+from ..canonical import to_js_number
 from ..errors import AgentGraphError
-
-_SAFE: Final = 2**53
-
-
-def _number(value: float) -> int | float:
-    if value == 0 and math.copysign(1.0, value) < 0:
-        return value
-    if value.is_integer() and -_SAFE <= value <= _SAFE:
-        return int(value)
-    return value
 
 
 def _int(text: str) -> int | float:
     if len(text) > 40:  # beyond a double's range of exact integers either way
-        return _number(float(text))
+        return to_js_number(float(text))
     number = int(text)
     if number == 0 and text.startswith("-"):
         return -0.0
-    if -_SAFE <= number <= _SAFE:
-        return number
-    return float(number)
+    return to_js_number(number)
 
 
 def _float(text: str) -> int | float:
-    return _number(float(text))
+    return to_js_number(float(text))
 
 
 def _constant(name: str) -> Any:

@@ -10,16 +10,10 @@ from typing import Any
 import pytest
 
 from agent_graph import PROTOCOL_VERSION, __version__
-from agent_graph.cli import main
+from cli_support import run
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 EXAMPLE_MANIFESTS = sorted(EXAMPLES.glob("*/provider.yaml"))
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(args)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_examples_are_shipped() -> None:

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from agent_graph.cli import main
 from agent_graph.compiler import schema
 from agent_graph.compiler.sources import read_structured
+from cli_support import error_of, ok_json, run
 
 HERE = Path(__file__).resolve().parent
 EXAMPLES = HERE.parent / "examples"
@@ -34,29 +34,6 @@ DIGEST = "sha256:4f1c0d0e9a7b3c2d1e0f4a5b6c7d8e9f00112233445566778899aabbccddeef
 DRAFTED = {"report": {"digest": DIGEST}}
 APPROVED = {"report": {"digest": DIGEST, "approved": True}}
 RECORDED_AT = "2025-01-02T03:04:05.678Z"
-
-
-def run(args: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def ok_json(args: Sequence[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    code, out, err = run([*args, "--format", "json"], capsys)
-    assert code == 0, err
-    doc: dict[str, Any] = json.loads(out)
-    return doc
-
-
-def error_of(args: Sequence[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    code, out, err = run([*args, "--format", "json"], capsys)
-    assert code == 1, out
-    assert out == ""
-    envelope = json.loads(err)
-    assert envelope["schema"] == "agent-graph.error.v1"
-    error: dict[str, Any] = envelope["error"]
-    return error
 
 
 def m(example: Path) -> list[str]:

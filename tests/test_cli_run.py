@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from agent_graph.cli import main
+from cli_support import error_of, ok_json, run
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -30,33 +30,10 @@ SKILL = str(WEEKLY / "skills" / "weekly-report" / "SKILL.md")
 TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
 
-def run(args: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def ok_json(args: Sequence[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    code, out, err = run([*args, "--format", "json"], capsys)
-    assert code == 0, err
-    doc: dict[str, Any] = json.loads(out)
-    return doc
-
-
 def lines(args: Sequence[str], capsys: pytest.CaptureFixture[str]) -> list[str]:
     code, out, err = run(args, capsys)
     assert code == 0, err
     return out.splitlines()
-
-
-def error_of(args: Sequence[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    code, out, err = run([*args, "--format", "json"], capsys)
-    assert code == 1, out
-    assert out == ""
-    envelope = json.loads(err)
-    assert envelope["schema"] == "agent-graph.error.v1"
-    error: dict[str, Any] = envelope["error"]
-    return error
 
 
 @pytest.fixture

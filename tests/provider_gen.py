@@ -39,20 +39,11 @@ from typing import Any, NamedTuple
 
 from agent_graph.compiler.model import LoadedProvider
 from agent_graph.compiler.provider import load_provider
+from agent_graph.ir.records import OUTCOMES
 from oracle_eval import MISSING, get_fact, oracle_candidates
 
 __all__ = ["OUTCOMES", "Case", "State", "generate_case", "state_keys"]
 
-OUTCOMES = (
-    "completed",
-    "partial",
-    "failed",
-    "unverified",
-    "skipped",
-    "pending",
-    "blocked",
-    "waiting-user",
-)
 # Recorded outcomes as a host would mostly report them.
 _RECORD_WEIGHTS = (50, 12, 12, 4, 5, 3, 5, 9)
 AUTHORITIES = ("ops", "review", "lead")

@@ -21,6 +21,7 @@ import pytest
 
 from agent_graph.compiler import schema
 from agent_graph.compiler.sources import read_structured
+from agent_graph.testing.assertions import ROUTE_KEYS
 from cli_support import error_of, ok_json, run
 
 HERE = Path(__file__).resolve().parent
@@ -128,22 +129,7 @@ def _check_evaluation(doc: dict[str, Any], expect: dict[str, Any]) -> None:
     assert set(expect.get("diagnosticsInclude", [])) <= codes
 
 
-_ROUTE_KEYS = {
-    "command",
-    "handler",
-    "requiredResources",
-    "recommendedResources",
-    "gateResolution",
-    "inspectionCommand",
-    "inspectionHandler",
-    "inspectionSkill",
-    "inspectionInputSchema",
-    "resolutionCommand",
-    "resolutionHandler",
-    "resolutionSkill",
-    "resolutionInputSchema",
-    "recordNode",
-}
+_ROUTE_KEYS = frozenset(ROUTE_KEYS)
 
 
 def _plan(plan: list[dict[str, Any]], key: str) -> Any:

@@ -39,10 +39,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from generate import write_chain_provider
 
 from agent_graph import compile_provider
-from agent_graph.compiler.builder import build_bundle
-from agent_graph.compiler.bundle import open_bundle_program
-from agent_graph.compiler.lower import lower
-from agent_graph.compiler.provider import load_provider
+from agent_graph.bundles.manifest import open_bundle_program
+from agent_graph.compiler.provider.builder import build_bundle
+from agent_graph.compiler.provider.loader import load_provider
+from agent_graph.compiler.provider.lower import lower
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

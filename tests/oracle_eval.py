@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_graph.canonical import digest_value, js_sorted, locale_sort_key
-from agent_graph.compiler.model import LoadedGraph, LoadedProvider
+from agent_graph.compiler.provider.model import LoadedGraph, LoadedProvider
 from agent_graph.errors import AgentGraphError
 
 __all__ = [

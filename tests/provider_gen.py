@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from agent_graph.compiler.model import LoadedProvider
-from agent_graph.compiler.provider import load_provider
+from agent_graph.compiler.provider.loader import load_provider
+from agent_graph.compiler.provider.model import LoadedProvider
 from agent_graph.ir.records import OUTCOMES
 from oracle_eval import MISSING, get_fact, oracle_candidates
 

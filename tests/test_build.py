@@ -18,14 +18,14 @@ from typing import Any
 import pytest
 
 import agent_graph
+from agent_graph.bundles import manifest as b
 from agent_graph.canonical import digest_bytes, digest_value
 from agent_graph.cli import main
-from agent_graph.compiler import builder
-from agent_graph.compiler import bundle as b
-from agent_graph.compiler.builder import build_bundle, provider_yaml
-from agent_graph.compiler.provider import load_provider
-from agent_graph.compiler.sources import read_structured
-from agent_graph.compiler.yaml12 import parse_yaml
+from agent_graph.compiler.provider import builder
+from agent_graph.compiler.provider.builder import build_bundle, provider_yaml
+from agent_graph.compiler.provider.loader import load_provider
+from agent_graph.documents.sources import read_structured
+from agent_graph.documents.yaml12 import parse_yaml
 from agent_graph.errors import AgentGraphError
 
 HERE = Path(__file__).resolve().parent

@@ -21,13 +21,13 @@ from typing import Any
 import pytest
 
 import agent_graph
+from agent_graph.bundles import manifest as b
 from agent_graph.canonical import digest_bytes, digest_value
 from agent_graph.cli import main
-from agent_graph.compiler import bundle as b
-from agent_graph.compiler import schema
-from agent_graph.compiler.builder import build_bundle
-from agent_graph.compiler.provider import load_provider
-from agent_graph.compiler.sources import MAX_FILE_BYTES, read_structured
+from agent_graph.compiler.provider.builder import build_bundle
+from agent_graph.compiler.provider.loader import load_provider
+from agent_graph.documents import schema
+from agent_graph.documents.sources import MAX_FILE_BYTES, read_structured
 from agent_graph.errors import AgentGraphError
 from agent_graph.ir import codec
 
@@ -165,7 +165,7 @@ def test_the_full_loader_accepts_the_bundle_and_lowers_to_the_bound_ir(
     provider = load_provider(manifest)
     assert provider.root == manifest.parent
     assert provider.manifest_path == manifest.parent / "provider.yaml"
-    from agent_graph.compiler.lower import lower
+    from agent_graph.compiler.provider.lower import lower
 
     bound = b.verify_ir(b.verify_manifest(manifest, manifest_of(manifest)))
     assert bound is not None

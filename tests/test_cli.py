@@ -186,7 +186,7 @@ def test_json_error_lists_every_problem_with_positions(
 
 @pytest.mark.parametrize("manifest", EXAMPLE_MANIFESTS, ids=lambda p: p.parent.name)
 def test_outputs_conform_to_our_schemas(manifest: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from agent_graph.compiler import schema
+    from agent_graph.documents import schema
 
     _, out, _ = run(["validate", "-m", str(manifest), "--format", "json"], capsys)
     assert schema.validate("inspect", json.loads(out), path="validate") is None
@@ -197,7 +197,7 @@ def test_outputs_conform_to_our_schemas(manifest: Path, capsys: pytest.CaptureFi
 def test_warnings_and_errors_conform_to_our_schemas(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from agent_graph.compiler import schema
+    from agent_graph.documents import schema
 
     root = tmp_path / "p"
     shutil.copytree(EXAMPLES / "weekly-report", root)

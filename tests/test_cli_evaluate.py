@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from agent_graph.compiler import schema
-from agent_graph.compiler.sources import read_structured
+from agent_graph.documents import schema
+from agent_graph.documents.sources import read_structured
 from agent_graph.testing.assertions import ROUTE_KEYS
 from cli_support import error_of, ok_json, run
 

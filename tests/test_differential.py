@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_graph.compiler.lower import lower
-from agent_graph.compiler.provider import load_provider
+from agent_graph.compiler.provider.loader import load_provider
+from agent_graph.compiler.provider.lower import lower
 from agent_graph.vm import Program
 from oracle_eval import oracle_run
 from provider_gen import generate_case

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from agent_graph.compiler.graph_checks import check_graph, find_recursion
-from agent_graph.compiler.sourcemap import Document, SourceMap, join_pointer
+from agent_graph.compiler.provider.graph_checks import check_graph, find_recursion
+from agent_graph.documents.sourcemap import Document, SourceMap, join_pointer
 from agent_graph.errors import ProblemSink
 
 Edge = tuple[Any, ...]

@@ -38,9 +38,9 @@ from typing import Any
 
 import pytest
 
-from agent_graph.compiler.model import LoadedProvider
-from agent_graph.compiler.provider import load_provider
-from agent_graph.compiler.sources import read_structured
+from agent_graph.compiler.provider.loader import load_provider
+from agent_graph.compiler.provider.model import LoadedProvider
+from agent_graph.documents.sources import read_structured
 from agent_graph.errors import AgentGraphError
 from oracle_eval import MISSING, get_fact, js_object_is, oracle_evaluate, oracle_run
 from provider_gen import OUTCOMES, Case, State, generate_case, state_keys

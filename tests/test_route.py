@@ -24,7 +24,7 @@ import yaml
 
 import agent_graph
 from agent_graph.canonical import digest_file, digest_value
-from agent_graph.compiler.schema import validate
+from agent_graph.documents.schema import validate
 from agent_graph.errors import AgentGraphError
 from agent_graph.vm import Program
 from agent_graph.vm.locations import (

@@ -1,4 +1,4 @@
-"""The packaged JSON Schemas and :mod:`agent_graph.compiler.schema`.
+"""The packaged JSON Schemas and :mod:`agent_graph.documents.schema`.
 
 Covers: every schema is valid draft 2020-12 and closed (unknown members rejected
 at every level); each schema accepts its positive examples and rejects targeted
@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from agent_graph.compiler import schema as S
-from agent_graph.compiler.formats import ecma_search, is_date_time
-from agent_graph.compiler.sourcemap import SourceMap, escape_token
+from agent_graph.documents import schema as S
+from agent_graph.documents.formats import ecma_search, is_date_time
+from agent_graph.documents.sourcemap import SourceMap, escape_token
 from agent_graph.errors import AgentGraphError, Problem
 
 HAVE_RUST = S._rust_validator("graph") is not None

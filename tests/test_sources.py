@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_graph.compiler.sources import (
+from agent_graph.documents.sources import (
     MAX_FILE_BYTES,
     JsonError,
     parse_frontmatter,
@@ -21,7 +21,7 @@ from agent_graph.compiler.sources import (
     read_markdown,
     read_structured,
 )
-from agent_graph.compiler.yaml12 import MAX_DEPTH, to_js_number
+from agent_graph.documents.yaml12 import MAX_DEPTH, to_js_number
 from agent_graph.errors import AgentGraphError
 
 

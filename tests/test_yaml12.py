@@ -15,8 +15,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_graph.compiler import yaml12
-from agent_graph.compiler.yaml12 import (
+from agent_graph.documents import yaml12
+from agent_graph.documents.yaml12 import (
     ALIAS_EXPANSION_LIMIT,
     MAX_DEPTH,
     YamlError,

@@ -35,13 +35,13 @@ def compile_provider(manifest: str | os.PathLike[str]) -> Program:
     without reading any YAML; a bundle without IR (built by the Node toolchain) is
     checked and compiled as it loads.
     """
-    from .compiler.bundle import open_bundle_program
+    from .bundles.manifest import open_bundle_program
 
     program = open_bundle_program(manifest)
     if program is not None:
         return program
-    from .compiler.lower import lower
-    from .compiler.provider import load_provider
+    from .compiler.provider.loader import load_provider
+    from .compiler.provider.lower import lower
     from .vm import Program
 
     provider = load_provider(manifest)

@@ -22,7 +22,7 @@ def build_command(ctx: click.Context, /, output: str, **local: Any) -> None:
     replaced only when it is empty or a previous bundle; a failed build leaves it
     as it was. Hosts load the bundle with --manifest OUTPUT/manifest.json.
     """
-    from ..compiler.builder import build_bundle
+    from ..compiler.provider.builder import build_bundle
 
     opts = options(ctx, **local)
     provider = load_context(opts).provider

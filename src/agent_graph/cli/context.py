@@ -13,8 +13,8 @@ from ..errors import AgentGraphError
 from .render import FORMATS
 
 if TYPE_CHECKING:
-    from ..compiler.model import LoadedProvider
-    from ..compiler.skills import ResolvedBinding
+    from ..compiler.provider.model import LoadedProvider
+    from ..compiler.provider.skills import ResolvedBinding
 
 
 @dataclass(slots=True)
@@ -53,8 +53,8 @@ class ProviderContext:
 
 
 def load_context(opts: Options) -> ProviderContext:
-    from ..compiler.provider import load_provider
-    from ..compiler.skills import read_registry, resolve_skill_binding
+    from ..compiler.provider.loader import load_provider
+    from ..compiler.provider.skills import read_registry, resolve_skill_binding
 
     registry = read_registry(opts.registry) if opts.registry else None
     if opts.skill:

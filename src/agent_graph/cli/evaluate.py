@@ -27,7 +27,7 @@ from .context import Options, ProviderContext, load_context, options
 from .render import emit
 
 if TYPE_CHECKING:
-    from ..compiler.skills import ResolvedBinding
+    from ..compiler.provider.skills import ResolvedBinding
     from ..vm import Program
     from .state_input import EvaluationInput
 
@@ -122,7 +122,7 @@ def _select(
 
 
 def _compile(context: ProviderContext) -> Program:
-    from ..compiler.lower import lower
+    from ..compiler.provider.lower import lower
     from ..vm import Program
 
     return Program(lower(context.provider), context.provider.root)
@@ -132,7 +132,7 @@ def _load(opts: Options) -> tuple[ResolvedBinding | None, Program]:
     """The Program to evaluate: a built bundle's verified IR when there is one (no YAML is
     parsed then), else the Provider compiled from its sources."""
     if not opts.skill and not opts.registry:
-        from ..compiler.bundle import open_bundle_program
+        from ..bundles.manifest import open_bundle_program
 
         program = open_bundle_program(opts.manifest or "provider.yaml")
         if program is not None:

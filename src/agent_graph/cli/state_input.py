@@ -31,7 +31,7 @@ def _js_json(value: Any) -> str:
 
 def json_argument(text: str) -> Any:
     """Inline JSON, or the structured file named by ``@<path>`` (relative to the process)."""
-    from ..compiler.sources import JsonError, parse_json, read_structured
+    from ..documents.sources import JsonError, parse_json, read_structured
 
     if text.startswith("@"):
         name = text[1:]
@@ -62,7 +62,7 @@ def outcome_values(value: Any) -> dict[str, str]:
 
 def receipts_value(text: str) -> dict[str, Any]:
     """``--resource-receipts``, checked against the receipts schema when parsed."""
-    from ..compiler.schema import validate
+    from ..documents.schema import validate
 
     value = json_argument(text)
     problem = validate("resource-read-receipts", value, path=RECEIPTS_LABEL)

@@ -34,7 +34,7 @@ def test_command(ctx: click.Context, /, path: str, junit_xml: str | None, **loca
     Cases are YAML or JSON files, found recursively; nothing is executed. Exit
     code 1 when any case fails.
     """
-    from ..compiler.lower import lower
+    from ..compiler.provider.lower import lower
     from ..testing import iter_results, report_lines, summary, write_junit
     from ..vm import Program
 

@@ -30,7 +30,7 @@ def _with_warnings(document: dict[str, Any], warnings: list[Any]) -> dict[str, A
 @click.pass_context
 def validate_command(ctx: click.Context, /, **local: Any) -> None:
     """Check schemas, references, graph structure and safety rules of a Provider."""
-    from ..compiler.inspect import inspect_provider
+    from ..compiler.provider.inspect import inspect_provider
 
     opts = options(ctx, **local)
     context = load_context(opts)
@@ -55,7 +55,7 @@ def inspect_group(ctx: click.Context) -> None:
 @click.pass_context
 def inspect_provider_command(ctx: click.Context, /, **local: Any) -> None:
     """Graphs, entrypoints, node counts, actions, resources and codes of a Provider."""
-    from ..compiler.inspect import inspect_provider
+    from ..compiler.provider.inspect import inspect_provider
 
     opts = options(ctx, **local)
     provider = load_context(opts).provider
@@ -74,8 +74,8 @@ def inspect_provider_command(ctx: click.Context, /, **local: Any) -> None:
 @click.pass_context
 def inspect_skill_command(ctx: click.Context, /, skill_path: str, **local: Any) -> None:
     """Resolve a Skill's binding and summarise the Provider it selects."""
-    from ..compiler.inspect import inspect_provider
-    from ..compiler.skills import read_registry, resolve_skill_binding
+    from ..compiler.provider.inspect import inspect_provider
+    from ..compiler.provider.skills import read_registry, resolve_skill_binding
 
     opts = options(ctx, **local)
     registry = read_registry(opts.registry) if opts.registry else None

@@ -36,7 +36,7 @@ from .store import BaseRunStore, RunRef
 from .validation import check_document
 
 if TYPE_CHECKING:
-    from ..compiler.sourcemap import SourceMap
+    from ..documents.sourcemap import SourceMap
 
 DEFAULT_LOCK_TIMEOUT = 60.0
 
@@ -102,7 +102,7 @@ def read_document(path: Path, display: str) -> dict[str, Any]:
     not JSON/YAML), ``run-version-unsupported``, ``schema-invalid`` (with line and
     column), ``run-invalid``.
     """
-    from ..compiler.sources import parse_json, read_structured, read_text
+    from ..documents.sources import parse_json, read_structured, read_text
 
     if path.suffix.lower() != ".json":
         document = read_structured(path, display=display)

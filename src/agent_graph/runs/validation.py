@@ -14,7 +14,7 @@ from ..errors import AgentGraphError
 from .document import check_integrity, check_version
 
 if TYPE_CHECKING:
-    from ..compiler.sourcemap import SourceMap
+    from ..documents.sourcemap import SourceMap
 
 
 def check_document(
@@ -27,7 +27,7 @@ def check_document(
     line and column when ``positions`` can supply a source map); ``run-invalid`` for
     an event log with gaps. ``positions`` is only called when there is a finding to place.
     """
-    from ..compiler.schema import validate
+    from ..documents.schema import validate
 
     check_version(value, display)
     problem = validate("run", value, path=display)

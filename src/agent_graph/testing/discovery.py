@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..compiler.sourcemap import SourceMap
+from ..documents.sourcemap import SourceMap
 from ..errors import AgentGraphError, Diagnostic
 
 TEST_SCHEMA = "agent-graph.test.v1"
@@ -111,8 +111,8 @@ def load_case(path: str | os.PathLike[str]) -> GraphTestCase:
     ``parse-failed``/``file-read-failed`` when it cannot be read, ``schema-invalid``
     (one positioned diagnostic per finding) when it is not an ``agent-graph.test.v1``.
     """
-    from ..compiler.schema import validate
-    from ..compiler.sources import read_structured
+    from ..documents.schema import validate
+    from ..documents.sources import read_structured
 
     absolute = _absolute(path)
     display = str(absolute)

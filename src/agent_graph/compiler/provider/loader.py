@@ -13,10 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..errors import AgentGraphError, Problem, ProblemSink
-from . import graph_checks, schema
-from .actions import action_files, load_action
-from .bundle import (
+from ...bundles.manifest import (
     Bundle,
     check_identity,
     is_bundle,
@@ -24,12 +21,16 @@ from .bundle import (
     verify_ir,
     verify_manifest,
 )
+from ...documents import schema
+from ...documents.paths import Origin, contained_file, ensure_file, portable, resolve_contained
+from ...documents.sources import read_structured
+from ...errors import AgentGraphError, Problem, ProblemSink
+from . import graph_checks
+from .actions import action_files, load_action
 from .digests import compute_digests
 from .hostaction import dynamic_resource_problems
 from .model import LoadedAction, LoadedCatalog, LoadedGraph, LoadedProvider, LoadedResource
-from .paths import Origin, contained_file, ensure_file, portable, resolve_contained
 from .resources import load_resource
-from .sources import read_structured
 from .versions import compatibility_warnings
 
 T = TypeVar("T")

@@ -10,7 +10,7 @@ Two engines decide together:
   engine flagged are re-validated, so a single bad node does not cost a full pass.
 
 Both engines use ECMAScript pattern semantics and the ajv-formats ``date-time``
-check (:mod:`agent_graph.compiler.formats`), so they agree on acceptance; the test
+check (:mod:`agent_graph.documents.formats`), so they agree on acceptance; the test
 suite proves it on a corpus. Where the Rust engine cannot take a value (NaN,
 infinities) or is missing, Python decides alone.
 """
@@ -25,15 +25,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_graph.compiler.formats import ecma_search, is_date_time
-from agent_graph.compiler.schema_findings import (
+from agent_graph.documents.formats import ecma_search, is_date_time
+from agent_graph.documents.schema_findings import (
     Finding,
     document_order,
     findings,
     json_pointer,
     json_text,
 )
-from agent_graph.compiler.sourcemap import SourceMap
+from agent_graph.documents.sourcemap import SourceMap
 from agent_graph.errors import AgentGraphError, Diagnostic, Problem
 
 SCHEMA_BASE_URI = "https://agent-graph.dev/schemas/"

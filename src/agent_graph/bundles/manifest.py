@@ -41,14 +41,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..canonical import digest_bytes, digest_file, digest_value, js_sorted, locale_sorted
+from ..documents.paths import Origin, ensure_file, list_files_recursive, portable, resolve_contained
+from ..documents.sourcemap import SourceMap
 from ..errors import AgentGraphError, Diagnostic
-from .paths import Origin, ensure_file, list_files_recursive, portable, resolve_contained
-from .sourcemap import SourceMap
 
 if TYPE_CHECKING:
+    from ..compiler.provider.model import LoadedProvider
     from ..ir import records as r
     from ..vm import Program
-    from .model import LoadedProvider
 
 BUNDLE_SCHEMA = "agent-graph.bundle.v1"
 BINDING_SCHEMA = "agc.bundle-ir.v1"
@@ -225,7 +225,7 @@ def verify_manifest(manifest_path: Path, value: Any, *, source: SourceMap | None
     display = MANIFEST_NAME if manifest_path.name == MANIFEST_NAME else manifest_path.name
     checker = _Checker(manifest_path.parent, display, source)
     if not conforms(value):
-        from . import schema
+        from ..documents import schema
 
         problem = schema.validate("bundle", value, path=display, source=source)
         if problem is None:  # pragma: no cover - `conforms` mirrors the schema (tested)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ...documents.paths import Origin, contained_file, list_files_recursive, portable
+from ...documents.sources import read_structured
 from .model import LoadedAction
-from .paths import Origin, contained_file, list_files_recursive, portable
 from .resources import check_schema
-from .sources import read_structured
 
 _FILE_FIELDS = ("entry", "inputSchema", "outputSchema")
 

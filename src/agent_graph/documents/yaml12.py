@@ -38,7 +38,7 @@ from yaml.events import (
 )
 
 from agent_graph.canonical import js_number, to_js_number
-from agent_graph.compiler.sourcemap import SourceMap, escape_token
+from agent_graph.documents.sourcemap import SourceMap, escape_token
 
 __all__ = [
     "ALIAS_EXPANSION_LIMIT",

@@ -12,11 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import AgentGraphError, Diagnostic
-from . import schema
+from ...documents import schema
+from ...documents.paths import Origin, contained_file, portable
+from ...documents.sources import read_markdown, read_structured
+from ...errors import AgentGraphError, Diagnostic
 from .model import LoadedResource, ResourceProtocol
-from .paths import Origin, contained_file, portable
-from .sources import read_markdown, read_structured
 
 STATIC_KINDS = ("procedure", "diagnostic", "template", "schema", "skill")
 

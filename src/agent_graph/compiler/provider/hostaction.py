@@ -15,11 +15,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..errors import AgentGraphError, Diagnostic
+from ...documents.paths import Origin, portable
+from ...documents.sourcemap import join_pointer
+from ...documents.sources import read_structured
+from ...errors import AgentGraphError, Diagnostic
 from .model import LoadedAction, LoadedResource
-from .paths import Origin, portable
-from .sourcemap import join_pointer
-from .sources import read_structured
 
 SCHEMA_IDENTITY = re.compile(r"^[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?/v[1-9][0-9]*\Z")
 
@@ -109,7 +109,7 @@ def _user_schema_validator(schema: dict[str, Any]) -> Any:
     from jsonschema import FormatChecker, validators
     from jsonschema.exceptions import ValidationError
 
-    from .formats import ecma_search, is_date_time
+    from ...documents.formats import ecma_search, is_date_time
 
     def pattern(validator: Any, regex: str, instance: Any, _schema: Any) -> Any:
         if validator.is_type(instance, "string") and not ecma_search(regex, instance):

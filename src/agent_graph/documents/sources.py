@@ -29,8 +29,8 @@ from json import decoder as _json_decoder
 from pathlib import Path
 from typing import Any, Final
 
-from agent_graph.compiler.sourcemap import Document, SourceMap, escape_token
-from agent_graph.compiler.yaml12 import (
+from agent_graph.documents.sourcemap import Document, SourceMap, escape_token
+from agent_graph.documents.yaml12 import (
     MAX_DEPTH,
     ParseError,
     YamlError,

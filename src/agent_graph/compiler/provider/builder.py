@@ -3,7 +3,7 @@
 Layout (reference §6.2): every reachable file at its relative path, ``provider.yaml``
 (the parsed manifest written back as YAML), ``manifest.json`` (``agent-graph.bundle.v1``)
 and, ignored by the Node toolchain because they are not listed, ``ir/<hex>.agir`` and
-``ir/binding.json`` (see :mod:`agent_graph.compiler.bundle`).
+``ir/binding.json`` (see :mod:`agent_graph.bundles.manifest`).
 
 The IR is compiled from the bundle the build has just written, through the same
 verifying loader every user of the bundle goes through (parts A and B of §6.4), so
@@ -33,10 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..canonical import _escape_lone_surrogates, digest_file, digest_value, js_sorted, locale_sorted
-from ..errors import AgentGraphError
-from . import schema
-from .bundle import (
+from ...bundles.manifest import (
     BINDING_PATH,
     BUNDLE_SCHEMA,
     CATALOGS,
@@ -52,6 +49,15 @@ from .bundle import (
     read_json,
     skill_directories,
 )
+from ...canonical import (
+    _escape_lone_surrogates,
+    digest_file,
+    digest_value,
+    js_sorted,
+    locale_sorted,
+)
+from ...documents import schema
+from ...errors import AgentGraphError
 from .model import LoadedProvider
 
 __all__ = ["BuildResult", "build_bundle", "provider_yaml"]
@@ -172,9 +178,9 @@ def _manifest(provider: LoadedProvider, working: Path, sources: list[str]) -> di
 
 def _compile_bundle(working: Path, manifest: dict[str, Any]) -> tuple[bytes, str, list[str]]:
     """Load the written bundle the way its users will and lower it: (IR, digest, dirs)."""
-    from ..ir import codec
+    from ...ir import codec
+    from .loader import load_provider
     from .lower import lower
-    from .provider import load_provider
 
     loaded = load_provider(working / MANIFEST_NAME)
     data = codec.encode(lower(loaded))
@@ -433,7 +439,7 @@ def _same(left: Any, right: Any) -> bool:
 
 def provider_yaml(manifest: dict[str, Any]) -> str:
     """The manifest as the reference writes ``provider.yaml`` (checked to read back equal)."""
-    from .yaml12 import parse_yaml
+    from ...documents.yaml12 import parse_yaml
 
     for render in (_reference_style, _json_style):
         try:

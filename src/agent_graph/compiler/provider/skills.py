@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...documents.paths import Origin, ensure_file
+from ...documents.sourcemap import join_pointer
+from ...documents.sources import read_markdown, read_structured
 from .model import LoadedProvider
-from .paths import Origin, ensure_file
-from .sourcemap import join_pointer
-from .sources import read_markdown, read_structured
 
 SKILL_BINDING_SCHEMA = "agent-graph.skill-binding.v1"
 _BINDING_KEYS = (
@@ -127,7 +127,7 @@ def resolve_skill_binding(
     skill_path: str | os.PathLike[str], registry: Registry | None = None
 ) -> ResolvedBinding:
     """Read a Skill's binding, locate and load its Provider, and check Graph and Entry."""
-    from .provider import load_provider
+    from .loader import load_provider
 
     binding = read_skill_binding(skill_path)
     here, locator, skill = binding.origin, binding.locator, binding.skill_path

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..canonical import js_sorted, locale_sorted
+from ...canonical import js_sorted, locale_sorted
+from ...documents.paths import portable
 from .model import LoadedProvider
-from .paths import portable
 
 INSPECT_SCHEMA = "agent-graph.inspect.v1"
 

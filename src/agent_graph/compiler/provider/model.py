@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import Diagnostic
-from .sourcemap import Document
+from ...documents.sourcemap import Document
+from ...errors import Diagnostic
 
 ResourceProtocol = Literal["markdown", "file", "graph-action", "host-action", "legacy"]
 

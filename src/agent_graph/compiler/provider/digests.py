@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..canonical import digest_file, digest_value, js_sorted, locale_sorted
-from .paths import portable
+from ...canonical import digest_file, digest_value, js_sorted, locale_sorted
+from ...documents.paths import portable
 
 
 def graph_closures(

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agent_graph.compiler.formats import ecma_search
-from agent_graph.compiler.sourcemap import escape_token
+from agent_graph.documents.formats import ecma_search
+from agent_graph.documents.sourcemap import escape_token
 
 _Where = tuple[str | int, ...]
 

@@ -10,13 +10,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..canonical import digest_file, js_sorted
-from ..errors import AgentGraphError
-from ..ir import records as r
+from ...canonical import digest_file, js_sorted
+from ...documents.paths import portable
+from ...documents.sources import read_markdown, read_structured
+from ...errors import AgentGraphError
+from ...ir import records as r
 from .hostaction import identity_problem
 from .model import LoadedAction, LoadedProvider, LoadedResource
-from .paths import portable
-from .sources import read_markdown, read_structured
 
 #: Placeholder for the installed absolute path inside stored error messages, so the IR
 #: never carries the machine path of the sources.

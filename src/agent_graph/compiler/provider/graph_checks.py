@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from agent_graph.compiler.sourcemap import Document, join_pointer
+from agent_graph.documents.sourcemap import Document, join_pointer
 from agent_graph.errors import ProblemSink
 
 # DFS colours: a node is absent (unseen), on the current trail, or finished.

@@ -4,7 +4,7 @@ For a generated 1,000-node chain Provider and for the largest example (most node
 
 * build: ``load_provider`` + ``build_bundle`` in process (sources -> bundle with IR);
 * build (cold): an ``agc build`` process;
-* load: ``open_bundle_program`` in process (every digest checked, IR decoded), next to
+* load: ``agent_graph.open_bundle`` in process (every digest checked, IR decoded), next to
   the full verifying load of the same bundle (``load_provider`` + ``lower``) and the
   compile of the sources;
 * cold evaluate: wall time of a fresh ``agc evaluate <graph> --format json`` process on
@@ -38,10 +38,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from generate import write_chain_provider
 
+import agent_graph
 from agent_graph import compile_provider
-from agent_graph.bundles.manifest import open_bundle_program
+from agent_graph.compiler import load_provider
 from agent_graph.compiler.provider.builder import build_bundle
-from agent_graph.compiler.provider.loader import load_provider
 from agent_graph.compiler.provider.lower import lower
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,8 +101,8 @@ def measure(name: str, manifest: Path, graph: str, work: Path, runs: int) -> dic
     row["build_cold_ms"] = cold_ms([*cli, "build", str(out), "-m", str(manifest)], runs, work)
     row["files"] = len(json.loads(bundle.read_text(encoding="utf-8"))["files"])
     row["bundle_bytes"] = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
-    assert open_bundle_program(bundle) is not None
-    row["load_ms"] = median_ms(lambda: open_bundle_program(bundle), runs)
+    assert agent_graph.open_bundle(bundle) is not None
+    row["load_ms"] = median_ms(lambda: agent_graph.open_bundle(bundle), runs)
     row["load_full_ms"] = median_ms(lambda: lower(load_provider(bundle)), runs)
     row["compile_sources_ms"] = median_ms(lambda: compile_provider(manifest), runs)
     evaluate = [*cli, "evaluate", graph, "--format", "json", "-m"]

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from generate import write_chain_provider
 
-from agent_graph.compiler.provider.loader import load_provider
+from agent_graph.compiler import load_provider
 
 
 def measure(nodes: int, repeats: int) -> dict[str, float | int]:

@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from shapes import EXTRA_SHAPES, SHAPES, Shape, chain
 
 from agent_graph import canonical
-from agent_graph.compiler.provider.loader import load_provider
+from agent_graph.compiler import load_provider
 from agent_graph.compiler.provider.lower import lower
 from agent_graph.errors import AgentGraphError
 from agent_graph.ir import codec

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from agent_graph.compiler.provider.loader import load_provider
+from agent_graph.compiler import load_provider
 from agent_graph.compiler.provider.model import LoadedProvider
 from agent_graph.ir.records import OUTCOMES
 from oracle_eval import MISSING, get_fact, oracle_candidates

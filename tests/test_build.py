@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 
 import agent_graph
-from agent_graph.bundles import manifest as b
+from agent_graph import bundles as b
 from agent_graph.canonical import digest_bytes, digest_value
 from agent_graph.cli import main
+from agent_graph.compiler import load_provider
 from agent_graph.compiler.provider import builder
 from agent_graph.compiler.provider.builder import build_bundle, provider_yaml
-from agent_graph.compiler.provider.loader import load_provider
 from agent_graph.documents.sources import read_structured
 from agent_graph.documents.yaml12 import parse_yaml
 from agent_graph.errors import AgentGraphError
@@ -153,7 +153,7 @@ def test_action_schema_references_are_normalised(tmp_path: Path) -> None:
     ]
     # the reference's bundle of this Provider fails to load; ours loads, from its IR too
     load_provider(tmp_path / "out" / "manifest.json")
-    assert b.open_bundle_program(tmp_path / "out" / "manifest.json") is not None
+    assert agent_graph.open_bundle(tmp_path / "out" / "manifest.json") is not None
 
 
 def test_a_schema_resource_names_its_schema_entry(tmp_path: Path) -> None:
@@ -515,7 +515,7 @@ def test_each_toolchain_loads_the_others_bundle(
     done = _node("validate", "-m", str(ours / "manifest.json"), "--format", "json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["state"] == "valid"
-    assert b.open_bundle_program(theirs / "manifest.json") is None  # no IR: compiled on load
+    assert agent_graph.open_bundle(theirs / "manifest.json") is None  # no IR: compiled on load
     program = agent_graph.compile_provider(theirs / "manifest.json")
     assert program.to_bytes() == agent_graph.compile_provider(ours / "manifest.json").to_bytes()
 

@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 
 import agent_graph
-from agent_graph.bundles import manifest as b
+from agent_graph import bundles as b
 from agent_graph.canonical import digest_bytes, digest_value
 from agent_graph.cli import main
+from agent_graph.compiler import load_provider
 from agent_graph.compiler.provider.builder import build_bundle
-from agent_graph.compiler.provider.loader import load_provider
 from agent_graph.documents import schema
 from agent_graph.documents.sources import MAX_FILE_BYTES, read_structured
 from agent_graph.errors import AgentGraphError
@@ -142,7 +142,7 @@ def test_bundle_evaluates_and_routes_exactly_as_its_sources(
     value = read_structured(case, display=case.name).value
     example = case.parent.parent
     manifest = built[example.name]
-    program = b.open_bundle_program(manifest)
+    program = agent_graph.open_bundle(manifest)
     assert program is not None, "an agc bundle evaluates from its IR"
     source = agent_graph.compile_provider(example / "provider.yaml")
     assert program.to_bytes() == source.to_bytes()
@@ -187,7 +187,7 @@ def test_the_ir_path_needs_no_yaml_or_json_schema(built: dict[str, Path]) -> Non
 
 def test_a_bundle_without_ir_compiles_as_it_loads(tiny: Path) -> None:
     drop_ir(tiny)
-    assert b.open_bundle_program(tiny) is None
+    assert agent_graph.open_bundle(tiny) is None
     program = agent_graph.compile_provider(tiny)
     assert program.root == tiny.parent
     assert program.evaluate("main").primary is not None
@@ -207,13 +207,13 @@ def test_an_ir_of_another_format_version_is_ignored_and_the_bundle_compiled(tiny
     (tiny.parent / b.ir_path(digest)).write_bytes(data)
     fresh = b.binding_document(binding["bundle"], digest, binding["directories"])
     binding_path.write_text(json.dumps(fresh), encoding="utf-8")
-    assert b.open_bundle_program(tiny) is None
+    assert agent_graph.open_bundle(tiny) is None
     assert agent_graph.compile_provider(tiny).evaluate("main").primary is not None
 
 
 def test_the_source_manifest_is_not_a_bundle() -> None:
-    assert b.open_bundle_program(MANIFESTS[0]) is None
-    assert b.open_bundle_program(MANIFESTS[0].parent / "missing.json") is None
+    assert agent_graph.open_bundle(MANIFESTS[0]) is None
+    assert agent_graph.open_bundle(MANIFESTS[0].parent / "missing.json") is None
 
 
 # -- Part A --------------------------------------------------------------------------------------
@@ -285,7 +285,7 @@ def test_a_symlink_inside_the_bundle_is_followed(tiny: Path) -> None:
     moved = tiny.parent / "ir-real"
     ir_dir.rename(moved)
     ir_dir.symlink_to(moved, target_is_directory=True)
-    assert b.open_bundle_program(tiny) is not None
+    assert agent_graph.open_bundle(tiny) is not None
 
 
 def test_a_symlinked_directory_pointing_out_is_refused(tiny: Path, tmp_path: Path) -> None:
@@ -314,7 +314,7 @@ def test_an_extra_listed_file_is_refused(tiny: Path) -> None:
 def test_a_file_added_to_a_skill_directory_is_refused(tiny: Path) -> None:
     # the Skill directory is reachable as a whole: a new file changes the file set
     (tiny.parent / "skills" / "writer" / "new.md").write_text("new\n", encoding="utf-8")
-    assert b.open_bundle_program(tiny) is None
+    assert agent_graph.open_bundle(tiny) is None
     assert refused(tiny).code == "bundle-files-mismatch"
 
 
@@ -471,7 +471,7 @@ def test_every_damaged_byte_is_detected(built: dict[str, Path], tmp_path: Path) 
             flips += 1
         path.write_bytes(original)
     assert flips > 3000
-    assert b.open_bundle_program(manifest) is not None  # restored, it loads again
+    assert agent_graph.open_bundle(manifest) is not None  # restored, it loads again
 
 
 # -- the manifest shape check is the schema --------------------------------------------------

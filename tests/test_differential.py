@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_graph.compiler.provider.loader import load_provider
-from agent_graph.compiler.provider.lower import lower
-from agent_graph.vm import Program
+from agent_graph import program_of
+from agent_graph.compiler import compile_manifest
 from oracle_eval import oracle_run
 from provider_gen import generate_case
 
@@ -41,8 +40,10 @@ def _candidate_view(c: object) -> dict[str, object]:
 def test_vm_agrees_with_the_oracle(seed: int, tmp_path: Path) -> None:
     rng = random.Random(seed)
     case = generate_case(rng, tmp_path / "provider", negative_zero_checks=seed % 2 == 1)
-    provider = load_provider(case.manifest)
-    program = Program(lower(provider), provider.root)
+    compilation = compile_manifest(case.manifest, stop_after="verify-bundle-sources")
+    provider = compilation.provider
+    assert provider is not None
+    program = program_of(compilation)
     assert case.states
     for state in case.states:
         expected = oracle_run(provider, state.graph, state.entry, **state.kwargs())

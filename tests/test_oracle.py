@@ -38,7 +38,7 @@ from typing import Any
 
 import pytest
 
-from agent_graph.compiler.provider.loader import load_provider
+from agent_graph.compiler import load_provider
 from agent_graph.compiler.provider.model import LoadedProvider
 from agent_graph.documents.sources import read_structured
 from agent_graph.errors import AgentGraphError

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_graph.cli import main
-from agent_graph.compiler.provider.loader import load_provider
+from agent_graph.compiler import load_provider
 from agent_graph.errors import AgentGraphError
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -19,11 +19,35 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-PROTOCOL_VERSION = "0.3.1"
+from .protocol import PROTOCOL_VERSION, __version__
 
 if TYPE_CHECKING:
+    from .compiler import ProviderState
+    from .errors import Diagnostic
     from .vm import Program
+
+
+def check_provider(manifest: str | os.PathLike[str]) -> list[Diagnostic]:
+    """Every problem of a Provider (or bundle) manifest, warnings included; ``[]`` when clean.
+
+    Never raises for an invalid Provider: a missing or unreadable manifest is a
+    diagnostic like any other. Runs every check ``compile_provider`` runs before lowering.
+    """
+    from .compiler import load_provider
+    from .errors import AgentGraphError
+
+    try:
+        provider = load_provider(manifest)
+    except AgentGraphError as exc:
+        return list(exc.diagnostics) or [_as_diagnostic(exc)]
+    return list(provider.warnings)
+
+
+def _as_diagnostic(exc: Exception) -> Diagnostic:
+    from .errors import AgentGraphError, Diagnostic
+
+    assert isinstance(exc, AgentGraphError)
+    return Diagnostic(exc.code, exc.message)
 
 
 def compile_provider(manifest: str | os.PathLike[str]) -> Program:
@@ -33,19 +57,45 @@ def compile_provider(manifest: str | os.PathLike[str]) -> Program:
     A bundle that ``agc build`` wrote is verified (manifest digest, every file digest,
     the IR's digest and its binding to the manifest) and evaluated from its IR
     without reading any YAML; a bundle without IR (built by the Node toolchain) is
-    checked and compiled as it loads.
+    checked and compiled as it loads. Raises :class:`~agent_graph.errors.AgentGraphError`
+    listing every problem found.
     """
-    from .bundles.manifest import open_bundle_program
-
-    program = open_bundle_program(manifest)
+    program = open_bundle(manifest)
     if program is not None:
         return program
-    from .compiler.provider.loader import load_provider
-    from .compiler.provider.lower import lower
+    from .compiler import compile_manifest
+
+    return program_of(compile_manifest(manifest))
+
+
+def open_bundle(manifest: str | os.PathLike[str]) -> Program | None:
+    """A built bundle's verified IR as a Program, or ``None`` when it has to be compiled.
+
+    ``None`` when ``manifest`` is not a bundle's ``manifest.json``, the bundle has no
+    IR (the Node toolchain built it), its IR is of another format, or any check
+    failed (``compile_provider`` then repeats the checks with positions and raises).
+    """
+    from .bundles import open_verified_ir
+
+    opened = open_verified_ir(manifest)
+    if opened is None:
+        return None
+    bound, bundle = opened
+    assert bound.program is not None
     from .vm import Program
 
-    provider = load_provider(manifest)
-    return Program(lower(provider), provider.root)
+    return Program(bound.program, bundle.root, bound.data)
+
+
+def program_of(state: ProviderState) -> Program:
+    """The runnable Program of a compilation (the passes it has not run yet are run first)."""
+    from .compiler import compile_manifest
+    from .vm import Program
+
+    state = compile_manifest(state)
+    assert state.ir is not None
+    assert state.provider is not None
+    return Program(state.ir, state.provider.root, state.data)
 
 
 def __getattr__(name: str) -> Any:
@@ -63,6 +113,9 @@ __all__ = [
     "Program",
     "RoutingState",
     "__version__",
+    "check_provider",
     "compile_provider",
     "load_program",
+    "open_bundle",
+    "program_of",
 ]

@@ -27,28 +27,27 @@ and the fast path lists them again. Digests detect damage and mismatched parts,
 not forgery: whoever can rewrite a file can rewrite its digests too, in the
 reference as here.
 
-This module is on the cold path of ``agent_graph.compile_provider``: it imports
-neither yaml nor jsonschema unless a check fails and a positioned error is needed.
+This package is on the cold path of ``agent_graph.compile_provider``: it imports
+neither yaml nor jsonschema unless a check fails and a positioned error is needed,
+and it never imports the compiler or the VM. Part B needs a loaded Provider and
+lives with the compiler (``compiler.provider.bundle_check``).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..canonical import digest_bytes, digest_file, digest_value, js_sorted, locale_sorted
-from ..documents.paths import Origin, ensure_file, list_files_recursive, portable, resolve_contained
+from ..canonical import digest_file, digest_value
+from ..documents.paths import Origin, ensure_file, resolve_contained
 from ..documents.sourcemap import SourceMap
-from ..errors import AgentGraphError, Diagnostic
+from ..errors import AgentGraphError
 
 if TYPE_CHECKING:
-    from ..compiler.provider.model import LoadedProvider
-    from ..ir import records as r
-    from ..vm import Program
+    pass
 
 BUNDLE_SCHEMA = "agent-graph.bundle.v1"
 BINDING_SCHEMA = "agc.bundle-ir.v1"
@@ -57,13 +56,10 @@ BINDING_PATH = "ir/binding.json"
 MANIFEST_NAME = "manifest.json"
 PROVIDER_MANIFEST = "provider.yaml"
 CATALOGS = ("graphs", "actions", "resources", "schemas")
-#: Same cap as ``sources.MAX_FILE_BYTES`` (not imported: that module loads yaml).
-MAX_JSON_BYTES = 32 * 1024 * 1024
 
 _KEYS = frozenset(
     ("schema", "provider", "providerManifest", *CATALOGS, "files", "graphDependencies", "digest")
 )
-_BINDING_KEYS = frozenset(("schema", "bundle", "ir", "irDigest", "directories", "digest"))
 _DIGEST = re.compile(r"sha256:[a-f0-9]{64}")
 # The schemas' ECMAScript "not a relative path" pattern; ``^``/``\Z`` are whole-input anchors.
 _NOT_RELATIVE = re.compile(r"(?:/|[A-Za-z]:|[^\n\r\u2028\u2029]*(?:^|/)\.\.(?:/|\Z))")
@@ -280,298 +276,3 @@ def check_identity(bundle: Bundle, manifest: Mapping[str, Any]) -> None:
             f"Bundle identifies {bid}@{bversion}, but its Provider manifest identifies "
             f"{manifest.get('id')}@{manifest.get('version')}",
         )
-
-
-# -- catalogs as the builder writes them and Part B recomputes them ---------------------------
-
-
-def catalog_entries(provider: LoadedProvider) -> dict[str, list[tuple[str, str]]]:
-    """``(id, path)`` of every graph, action, resource and schema, in the manifest's order.
-
-    Action schema references are normalised to their Provider-relative path (the
-    reference records them as written, so ``./schemas/x.json`` produced a bundle
-    that failed to load: §6.2).
-    """
-    root = provider.root
-
-    def by_id(items: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-        order = {key: i for i, key in enumerate(locale_sorted([i for i, _ in items]))}
-        return sorted(items, key=lambda item: order[item[0]])
-
-    graphs = [(g.id, g.rel) for g in provider.graphs.values()]
-    actions = [(a.id, a.rel) for a in provider.actions.values()]
-    resources = [(res.id, res.rel) for res in provider.resources.values()]
-    schema_ids: dict[str, str] = {}
-    for action in provider.actions.values():
-        for name in ("inputSchema", "outputSchema"):
-            reference = action.definition.get(name)
-            if isinstance(reference, str):
-                rel = portable(root, Path(os.path.normpath(root / reference)))
-                schema_ids[rel] = rel
-    for res in provider.resources.values():
-        if not res.dynamic and res.kind == "schema":
-            schema_ids[portable(root, res.content_path)] = res.id
-    schemas = [(schema_ids[path], path) for path in locale_sorted(list(schema_ids))]
-    return {
-        "graphs": by_id(graphs),
-        "actions": by_id(actions),
-        "resources": by_id(resources),
-        "schemas": schemas,
-    }
-
-
-def dependency_index(provider: LoadedProvider) -> dict[str, list[str]]:
-    deps = provider.graph_dependencies
-    return {gid: js_sorted(deps[gid]) for gid in locale_sorted(list(deps))}
-
-
-def reachable_paths(provider: LoadedProvider) -> list[str]:
-    """Provider-relative paths of every reachable file except the manifest."""
-    return [
-        portable(provider.root, path) for path in provider.files if path != provider.manifest_path
-    ]
-
-
-def skill_directories(provider: LoadedProvider) -> list[str]:
-    """Directories whose whole listing is reachable (a Skill's own directory)."""
-    root = provider.root
-    found: set[str] = set()
-    for action in provider.actions.values():
-        reference = action.definition.get("skill")
-        if isinstance(reference, str):
-            parent = Path(os.path.normpath(root / reference)).parent
-            if parent != root:
-                found.add(portable(root, parent))
-    return js_sorted(found)
-
-
-def verify_against_provider(bundle: Bundle, provider: LoadedProvider) -> None:
-    """Part B, steps 7–9 of reference §6.4."""
-    expected = catalog_entries(provider)
-    for name in CATALOGS:
-        actual = sorted(f"{e['id']}\0{e['path']}" for e in bundle.value[name])
-        if actual != sorted(f"{i}\0{p}" for i, p in expected[name]):
-            raise bundle.at(f"/{name}").fail(
-                "bundle-catalog-mismatch",
-                f"Bundle {name} catalog does not match reachable Provider definitions",
-            )
-    listed = sorted(entry["path"] for entry in bundle.value["files"])
-    if listed != sorted([bundle.value["providerManifest"], *reachable_paths(provider)]):
-        raise bundle.at("/files").fail(
-            "bundle-files-mismatch", "Bundle files do not match the reachable Provider file set"
-        )
-    if digest_value(bundle.value["graphDependencies"]) != digest_value(dependency_index(provider)):
-        raise bundle.at("/graphDependencies").fail(
-            "bundle-dependencies-mismatch",
-            "Bundle Graph dependency index does not match Subgraph references",
-        )
-
-
-# -- the IR binding ----------------------------------------------------------------------------
-
-
-class BoundIR:
-    """Verified IR bytes of a bundle; ``program`` is None when its IR format is not ours."""
-
-    __slots__ = ("data", "digest", "directories", "program")
-
-    def __init__(
-        self, data: bytes, digest: str, directories: tuple[str, ...], program: r.Program | None
-    ) -> None:
-        self.data = data
-        self.digest = digest
-        self.directories = directories
-        self.program = program
-
-
-def binding_document(bundle_digest: str, ir_digest: str, directories: list[str]) -> dict[str, Any]:
-    """The ``agc.bundle-ir.v1`` document (key order as written)."""
-    unsigned = {
-        "schema": BINDING_SCHEMA,
-        "bundle": bundle_digest,
-        "ir": ir_path(ir_digest),
-        "irDigest": ir_digest,
-        "directories": directories,
-    }
-    return {**unsigned, "digest": digest_value(unsigned)}
-
-
-def ir_path(ir_digest: str) -> str:
-    return f"{IR_DIRECTORY}/{ir_digest.removeprefix('sha256:')}.agir"
-
-
-def _binding_fail(pointer: str, code: str, message: str) -> AgentGraphError:
-    return Origin(BINDING_PATH, None, pointer).fail(code, message)
-
-
-def _binding_conforms(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and value.keys() == _BINDING_KEYS
-        and value["schema"] == BINDING_SCHEMA
-        and _digest(value["bundle"])
-        and _digest(value["irDigest"])
-        and value["ir"] == ir_path(value["irDigest"])
-        and _digest(value["digest"])
-        and isinstance(value["directories"], list)
-        and all(_relative(d) for d in value["directories"])
-    )
-
-
-def read_json(path: Path) -> Any:
-    """Strict JSON (``JSON.parse`` rules: no NaN/Infinity); raises ValueError or OSError."""
-    with open(path, "rb") as handle:
-        if os.fstat(handle.fileno()).st_size > MAX_JSON_BYTES:
-            raise ValueError("file too large")
-        data = handle.read(MAX_JSON_BYTES + 1)
-    text = data.decode("utf-8").removeprefix("\ufeff")
-    if "\0" in text:
-        raise ValueError("NUL character")
-    return json.loads(text, parse_constant=_no_constant)
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def verify_ir(bundle: Bundle) -> BoundIR | None:
-    """The bundle's IR, verified and decoded; ``None`` when the bundle has no binding.
-
-    A binding that is damaged, bound to another manifest, or names an IR file that is
-    missing, outside the bundle, of another digest or undecodable is refused. An IR of
-    another format version is returned undecoded (``program`` None): the caller
-    compiles the bundle instead.
-    """
-    from ..ir import codec
-
-    binding_file = bundle.root / BINDING_PATH
-    if not os.path.lexists(binding_file):
-        return None
-    checker = _Checker(bundle.root, BINDING_PATH, None)
-    checker.contained_file(BINDING_PATH, "bundle IR binding", "")
-    try:
-        value = read_json(binding_file)
-    except (OSError, ValueError, RecursionError) as exc:
-        raise _binding_fail(
-            "", "bundle-ir-binding-invalid", f"Bundle IR binding cannot be read: {exc}"
-        ) from None
-    if (
-        not _binding_conforms(value)
-        or digest_value({k: v for k, v in value.items() if k != "digest"}) != value["digest"]
-    ):
-        raise _binding_fail(
-            "",
-            "bundle-ir-binding-invalid",
-            f"Bundle IR binding is not an intact {BINDING_SCHEMA} document: {BINDING_PATH}",
-        )
-    if value["bundle"] != bundle.digest:
-        raise _binding_fail(
-            "/bundle",
-            "bundle-ir-unbound",
-            f"Bundle IR was compiled for manifest {value['bundle']}, not {bundle.digest}",
-        )
-    path = checker.contained_file(value["ir"], "bundle IR", "/ir")
-    with open(path, "rb") as handle:
-        data = handle.read()
-    if digest_bytes(data) != value["irDigest"]:
-        raise _binding_fail(
-            "/irDigest", "bundle-ir-digest-mismatch", f"Bundle IR digest mismatch: {value['ir']}"
-        )
-    try:
-        program = codec.decode(data)
-    except AgentGraphError as exc:
-        if exc.code != "ir-version-unsupported":
-            raise AgentGraphError(
-                exc.code, exc.message, [Diagnostic(exc.code, exc.message, path=value["ir"])]
-            ) from None
-        program = None
-    bound = BoundIR(data, value["irDigest"], tuple(value["directories"]), program)
-    if program is not None:
-        check_ir_matches(bundle, program)
-    return bound
-
-
-def check_ir_matches(bundle: Bundle, program: r.Program) -> None:
-    """Cross-check the IR against the manifest: identity, catalogs, dependencies, digests."""
-
-    def mismatch(what: str) -> AgentGraphError:
-        return _binding_fail(
-            "", "bundle-ir-mismatch", f"Bundle IR does not match the bundle manifest: {what}"
-        )
-
-    if (program.provider_id, program.provider_version) != bundle.provider:
-        raise mismatch("Provider identity")
-    value = bundle.value
-    if sorted((g.id, g.path) for g in program.graphs) != sorted(
-        (e["id"], e["path"]) for e in value["graphs"]
-    ):
-        raise mismatch("graphs")
-    if sorted((res.id, res.path) for res in program.resources) != sorted(
-        (e["id"], e["path"]) for e in value["resources"]
-    ):
-        raise mismatch("resources")
-    if len(program.actions) != len(value["actions"]) or {a.id for a in program.actions} != {
-        e["id"] for e in value["actions"]
-    }:
-        raise mismatch("actions")
-    index = {g.id: list(g.dependencies) for g in program.graphs}
-    if digest_value(index) != digest_value(value["graphDependencies"]):
-        raise mismatch("graph dependencies")
-    files = bundle.files
-    pinned: list[tuple[str | None, str | None]] = [
-        (res.content, res.digest) for res in program.resources
-    ]
-    pinned += [
-        (ref.path, ref.digest)
-        for action in program.actions
-        for ref in (action.skill, action.input_schema, action.output_schema)
-        if ref is not None
-    ]
-    for path, digest in pinned:
-        if path is not None and files.get(path) != digest:
-            raise mismatch(f"digest of {path}")
-
-
-def directories_unchanged(bundle: Bundle, directories: Sequence[str]) -> bool:
-    """Each Skill directory still holds exactly the listed files under it."""
-    for directory in directories:
-        prefix = directory + "/"
-        listed = {p for p in bundle.files if p.startswith(prefix)}
-        found = {portable(bundle.root, p) for p in list_files_recursive(bundle.root / directory)}
-        if found != listed:
-            return False
-    return True
-
-
-# -- the cold path -----------------------------------------------------------------------------
-
-
-def open_bundle_program(manifest: str | os.PathLike[str]) -> Program | None:
-    """A verified bundle's :class:`Program` from its IR, or ``None`` to compile instead.
-
-    ``None`` when ``manifest`` is not a JSON bundle manifest, has no IR, its IR is of
-    another format version, or anything failed a check: the caller then loads the
-    bundle the full way, which repeats every check with source positions and raises
-    the same error (or compiles a bundle that has no usable IR).
-    """
-    path = Path(os.path.abspath(manifest))
-    if path.suffix.lower() != ".json":
-        return None
-    try:
-        value = read_json(path)
-    except (OSError, ValueError, RecursionError):
-        return None
-    if not is_bundle(value):
-        return None
-    try:
-        bundle = verify_manifest(path, value)
-        bound = verify_ir(bundle)
-    except AgentGraphError:
-        return None
-    if bound is None or bound.program is None:
-        return None
-    if not directories_unchanged(bundle, bound.directories):
-        return None
-    from ..vm import Program
-
-    return Program(bound.program, bundle.root, bound.data)

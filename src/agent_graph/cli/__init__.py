@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 
 import click
 
-from .. import PROTOCOL_VERSION, __version__
 from ..errors import AgentGraphError
+from ..protocol import PROTOCOL_VERSION, __version__
 from .render import FORMATS, emit_error
 
 F = TypeVar("F", bound=Callable[..., Any])

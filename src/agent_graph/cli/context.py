@@ -13,6 +13,7 @@ from ..errors import AgentGraphError
 from .render import FORMATS
 
 if TYPE_CHECKING:
+    from ..compiler import ProviderState
     from ..compiler.provider.model import LoadedProvider
     from ..compiler.provider.skills import ResolvedBinding
 
@@ -48,17 +49,22 @@ def options(ctx: click.Context, **local: Any) -> Options:
 
 @dataclass(slots=True)
 class ProviderContext:
-    provider: LoadedProvider
+    state: ProviderState  # stopped before lowering; ``agent_graph.program_of`` finishes it
     binding: ResolvedBinding | None
+
+    @property
+    def provider(self) -> LoadedProvider:
+        assert self.state.provider is not None
+        return self.state.provider
 
 
 def load_context(opts: Options) -> ProviderContext:
-    from ..compiler.provider.loader import load_provider
+    from ..compiler import compile_manifest
     from ..compiler.provider.skills import read_registry, resolve_skill_binding
 
     registry = read_registry(opts.registry) if opts.registry else None
     if opts.skill:
         binding = resolve_skill_binding(opts.skill, registry)
-        return ProviderContext(binding.provider, binding)
+        return ProviderContext(binding.state, binding)
     manifest = opts.manifest or "provider.yaml"
-    return ProviderContext(load_provider(manifest), None)
+    return ProviderContext(compile_manifest(manifest, stop_after="verify-bundle-sources"), None)

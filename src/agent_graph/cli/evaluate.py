@@ -122,19 +122,18 @@ def _select(
 
 
 def _compile(context: ProviderContext) -> Program:
-    from ..compiler.provider.lower import lower
-    from ..vm import Program
+    from .. import program_of
 
-    return Program(lower(context.provider), context.provider.root)
+    return program_of(context.state)
 
 
 def _load(opts: Options) -> tuple[ResolvedBinding | None, Program]:
     """The Program to evaluate: a built bundle's verified IR when there is one (no YAML is
     parsed then), else the Provider compiled from its sources."""
     if not opts.skill and not opts.registry:
-        from ..bundles.manifest import open_bundle_program
+        from .. import open_bundle
 
-        program = open_bundle_program(opts.manifest or "provider.yaml")
+        program = open_bundle(opts.manifest or "provider.yaml")
         if program is not None:
             return None, program
     context = load_context(opts)

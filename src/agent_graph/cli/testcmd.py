@@ -34,13 +34,13 @@ def test_command(ctx: click.Context, /, path: str, junit_xml: str | None, **loca
     Cases are YAML or JSON files, found recursively; nothing is executed. Exit
     code 1 when any case fails.
     """
-    from ..compiler.provider.lower import lower
+    from .. import program_of
     from ..testing import iter_results, report_lines, summary, write_junit
-    from ..vm import Program
 
     opts = options(ctx, **local)
-    provider = load_context(opts).provider
-    program = Program(lower(provider), provider.root)
+    context = load_context(opts)
+    provider = context.provider
+    program = program_of(context.state)
     results = list(iter_results(program, path))
     if junit_xml is not None:
         write_junit(junit_xml, results, suite=provider.id)

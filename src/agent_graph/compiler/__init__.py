@@ -1,0 +1,50 @@
+"""The compiler: Provider sources (and, later, Flow packages) to IR, through a pass table.
+
+``pipeline.PROVIDER_PASSES`` lists the passes in order. Hosts use the two entry
+points of the root package, ``agent_graph.check_provider`` and
+``agent_graph.compile_provider``; tools use :func:`compile_manifest`, which returns
+the pass state (the checked Provider model, the IR, its bytes). The compiler never
+imports the VM: making a runnable ``Program`` of the IR is the root package's job.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import ProblemSink
+from .pipeline import PROVIDER_PASSES, Pass, pass_names, run
+from .provider.model import LoadedProvider
+from .provider.passes import ProviderState, new_state
+
+__all__ = [
+    "PROVIDER_PASSES",
+    "LoadedProvider",
+    "Pass",
+    "ProviderState",
+    "compile_manifest",
+    "load_provider",
+    "pass_names",
+]
+
+
+def compile_manifest(
+    manifest: str | os.PathLike[str] | ProviderState,
+    *,
+    stop_after: str | None = None,
+    sink: ProblemSink | None = None,
+) -> ProviderState:
+    """Run the Provider passes on a manifest (or carry on with a state that stopped early).
+
+    Raises :class:`~agent_graph.errors.AgentGraphError` listing every problem found.
+    """
+    state = manifest if isinstance(manifest, ProviderState) else new_state(manifest, sink)
+    return run(PROVIDER_PASSES, state, stop_after=stop_after)
+
+
+def load_provider(
+    manifest: str | os.PathLike[str], *, sink: ProblemSink | None = None
+) -> LoadedProvider:
+    """The checked Provider model (every pass before lowering)."""
+    state = compile_manifest(manifest, stop_after="verify-bundle-sources", sink=sink)
+    assert state.provider is not None
+    return state.provider

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
+
+#: Deepest collection nesting accepted (YAML and JSON). The reference's YAML
+#: parser overflows its own stack at ~800 levels; we stop far below the point
+#: where recursive consumers (jsonschema with a recursive schema fails at
+#: ~300 levels under Python's default recursion limit) would fail.
+MAX_DEPTH: Final = 200
 
 
 def escape_token(token: str | int) -> str:
@@ -47,3 +53,23 @@ class Document:
     source: SourceMap
     abs_path: Path
     body: str | None = None  # Markdown body after the frontmatter, when there is one
+
+
+class ParseError(ValueError):
+    """A syntax or construction failure with a 1-based position, when known."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+
+    def __str__(self) -> str:
+        if self.line is None:
+            return self.message
+        where = (
+            f"line {self.line}"
+            if self.column is None
+            else (f"line {self.line}, column {self.column}")
+        )
+        return f"{self.message} at {where}"

@@ -38,7 +38,7 @@ from yaml.events import (
 )
 
 from agent_graph.canonical import js_number, to_js_number
-from agent_graph.documents.sourcemap import SourceMap, escape_token
+from agent_graph.documents.sourcemap import MAX_DEPTH, ParseError, SourceMap, escape_token
 
 __all__ = [
     "ALIAS_EXPANSION_LIMIT",
@@ -50,11 +50,6 @@ __all__ = [
     "to_js_number",
 ]
 
-#: Deepest collection nesting accepted (YAML and JSON). The reference's YAML
-#: parser overflows its own stack at ~800 levels; we stop far below the point
-#: where recursive consumers (jsonschema with a recursive schema fails at
-#: ~300 levels under Python's default recursion limit) would fail.
-MAX_DEPTH: Final = 200
 
 #: Nodes aliases may add beyond the document's own nodes, in total (the budget of
 #: docs/ecosystem.md §1). Each alias is charged the full expanded size of the
@@ -79,26 +74,6 @@ _FLOAT_RE: Final = re.compile(
     r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
 )
 _NUMBER_START: Final = frozenset("-+.0123456789")
-
-
-class ParseError(ValueError):
-    """A syntax or construction failure with a 1-based position, when known."""
-
-    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.line = line
-        self.column = column
-
-    def __str__(self) -> str:
-        if self.line is None:
-            return self.message
-        where = (
-            f"line {self.line}"
-            if self.column is None
-            else (f"line {self.line}, column {self.column}")
-        )
-        return f"{self.message} at {where}"
 
 
 class YamlError(ParseError):

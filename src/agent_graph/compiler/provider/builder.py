@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...bundles.manifest import (
+from ...bundles import (
     BINDING_PATH,
     BUNDLE_SCHEMA,
     CATALOGS,
@@ -41,13 +41,9 @@ from ...bundles.manifest import (
     MANIFEST_NAME,
     PROVIDER_MANIFEST,
     binding_document,
-    catalog_entries,
-    dependency_index,
     ir_path,
     is_bundle,
-    reachable_paths,
     read_json,
-    skill_directories,
 )
 from ...canonical import (
     _escape_lone_surrogates,
@@ -58,6 +54,7 @@ from ...canonical import (
 )
 from ...documents import schema
 from ...errors import AgentGraphError
+from .bundle_check import catalog_entries, dependency_index, reachable_paths, skill_directories
 from .model import LoadedProvider
 
 __all__ = ["BuildResult", "build_bundle", "provider_yaml"]
@@ -179,11 +176,12 @@ def _manifest(provider: LoadedProvider, working: Path, sources: list[str]) -> di
 def _compile_bundle(working: Path, manifest: dict[str, Any]) -> tuple[bytes, str, list[str]]:
     """Load the written bundle the way its users will and lower it: (IR, digest, dirs)."""
     from ...ir import codec
-    from .loader import load_provider
-    from .lower import lower
+    from .. import compile_manifest
 
-    loaded = load_provider(working / MANIFEST_NAME)
-    data = codec.encode(lower(loaded))
+    state = compile_manifest(working / MANIFEST_NAME)
+    assert state.provider is not None
+    assert state.data is not None
+    loaded, data = state.provider, state.data
     return data, codec.digest_of(data), skill_directories(loaded)
 
 

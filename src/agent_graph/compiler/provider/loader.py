@@ -1,4 +1,4 @@
-"""``load_provider``: every Provider check, in the reference's order, collecting problems.
+"""The Provider loader's state and checks; the passes that drive them are in ``passes.py``.
 
 The reference stops at the first thrown error. We run the same checks in the same
 order but record each failure and carry on with whatever is still checkable, so
@@ -8,35 +8,26 @@ would have thrown, which makes it the envelope's ``error.code``.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ...bundles.manifest import (
-    Bundle,
-    check_identity,
-    is_bundle,
-    verify_against_provider,
-    verify_ir,
-    verify_manifest,
-)
 from ...documents import schema
-from ...documents.paths import Origin, contained_file, ensure_file, portable, resolve_contained
+from ...documents.paths import Origin, contained_file, portable, resolve_contained
 from ...documents.sources import read_structured
 from ...errors import AgentGraphError, Problem, ProblemSink
 from . import graph_checks
 from .actions import action_files, load_action
-from .digests import compute_digests
 from .hostaction import dynamic_resource_problems
-from .model import LoadedAction, LoadedCatalog, LoadedGraph, LoadedProvider, LoadedResource
+from .model import LoadedAction, LoadedCatalog, LoadedGraph, LoadedResource
 from .resources import load_resource
-from .versions import compatibility_warnings
 
 T = TypeVar("T")
 
 
-class _Loader:
+class ProviderLoader:
+    """What the checks have found so far: definitions by path, ids, reachable files."""
+
     def __init__(self, manifest_path: Path, sink: ProblemSink) -> None:
         self.manifest_path = manifest_path
         self.root = manifest_path.parent
@@ -410,72 +401,3 @@ class _Loader:
                 if resource.path in direct:
                     for file in self.action_file_memo.get(action.path) or ():
                         direct[file] = None
-
-
-def load_provider(
-    manifest: str | os.PathLike[str], *, sink: ProblemSink | None = None
-) -> LoadedProvider:
-    """Load and check a Provider; raise :class:`AgentGraphError` listing every problem found."""
-    sink = sink if sink is not None else ProblemSink()
-    manifest_path = Path(os.path.abspath(manifest))
-    display = os.path.basename(manifest_path)
-    top = Origin(display)
-    ensure_file(manifest_path, "provider manifest", top)
-    doc = read_structured(manifest_path, display=display)
-    built: Bundle | None = None
-    if is_bundle(doc.value):
-        # a built bundle: check it (reference §6.4 part A, then its IR), then load the
-        # Provider manifest it names, with the bundle directory as the Provider root
-        built = verify_manifest(manifest_path, doc.value, source=doc.source)
-        verify_ir(built)
-        manifest_path = built.provider_manifest
-        display = portable(built.root, manifest_path)
-        ensure_file(manifest_path, "provider manifest", Origin(display))
-        doc = read_structured(manifest_path, display=display)
-    loader = _Loader(manifest_path, sink)
-    here = Origin(display, doc.source)
-    problem = schema.validate("provider", doc.value, path=display, source=doc.source)
-    if problem is not None:
-        sink.add(problem)
-        if not isinstance(doc.value, dict) or built is not None:
-            sink.raise_if_failed()
-    manifest_value: dict[str, Any] = doc.value
-    if built is not None:
-        check_identity(built, manifest_value)
-    for warning in compatibility_warnings(manifest_value, here):
-        sink.warn(warning)
-    catalogs = manifest_value.get("catalogs")
-    if isinstance(catalogs, dict):
-        loader.load_catalog(manifest_value, here)
-    loader.load_graphs(manifest_value, here)
-    loader.check_nodes()
-    loader.check_recursion()
-    loader.check_reason_codes()
-    loader.check_dynamic_resources()
-    sink.raise_if_failed()
-    graph_digests, digest = compute_digests(
-        loader.root,
-        manifest_path,
-        manifest_value,
-        loader.files,
-        loader.graph_files,
-        loader.dependencies,
-    )
-    provider = LoadedProvider(
-        manifest_path=manifest_path,
-        root=loader.root,
-        manifest_doc=doc,
-        graphs=loader.graphs,
-        actions=loader.actions,
-        resources=loader.resources,
-        catalog=loader.catalog,
-        files=loader.files,
-        graph_files=loader.graph_files,
-        graph_dependencies=loader.dependencies,
-        graph_digests=graph_digests,
-        digest=digest,
-        warnings=list(sink.warnings),
-    )
-    if built is not None:
-        verify_against_provider(built, provider)
-    return provider

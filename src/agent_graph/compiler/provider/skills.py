@@ -6,12 +6,15 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...documents.paths import Origin, ensure_file
 from ...documents.sourcemap import join_pointer
 from ...documents.sources import read_markdown, read_structured
 from .model import LoadedProvider
+
+if TYPE_CHECKING:
+    from .passes import ProviderState
 
 SKILL_BINDING_SCHEMA = "agent-graph.skill-binding.v1"
 _BINDING_KEYS = (
@@ -44,7 +47,12 @@ class SkillBinding:
 class ResolvedBinding:
     binding: SkillBinding
     manifest_path: Path
-    provider: LoadedProvider
+    state: ProviderState  # the Provider's compilation, stopped before lowering
+
+    @property
+    def provider(self) -> LoadedProvider:
+        assert self.state.provider is not None
+        return self.state.provider
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -127,7 +135,7 @@ def resolve_skill_binding(
     skill_path: str | os.PathLike[str], registry: Registry | None = None
 ) -> ResolvedBinding:
     """Read a Skill's binding, locate and load its Provider, and check Graph and Entry."""
-    from .loader import load_provider
+    from .. import compile_manifest
 
     binding = read_skill_binding(skill_path)
     here, locator, skill = binding.origin, binding.locator, binding.skill_path
@@ -156,7 +164,9 @@ def resolve_skill_binding(
             "skill-locator-invalid", f"Unsupported agent-graph locator in {skill}: {locator}"
         )
     ensure_file(manifest_path, "registered provider manifest", here)
-    provider = load_provider(manifest_path)
+    state = compile_manifest(manifest_path, stop_after="verify-bundle-sources")
+    assert state.provider is not None
+    provider = state.provider
     if locator.startswith("provider:") and provider.id != locator[len("provider:") :]:
         assert registry is not None  # a provider: locator resolved only through the registry
         raise registry.origins[locator[len("provider:") :]].fail(
@@ -173,4 +183,4 @@ def resolve_skill_binding(
             "skill-entry-missing",
             f"Skill {skill} selects missing Entry {binding.graph}#{binding.entry}",
         )
-    return ResolvedBinding(binding, manifest_path, provider)
+    return ResolvedBinding(binding, manifest_path, state)

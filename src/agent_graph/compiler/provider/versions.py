@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ... import PROTOCOL_VERSION
 from ...documents.paths import Origin
 from ...errors import Diagnostic
+from ...protocol import PROTOCOL_VERSION
 
 _VERSION = re.compile(r"^v?(\d+)(?:\.(\d+|[xX*]))?(?:\.(\d+|[xX*]))?(?:-[0-9A-Za-z.-]+)?$")
 _COMPARATOR = re.compile(r"^(\^|~|>=|<=|>|<|=)?\s*(.+)$")

@@ -1,0 +1,119 @@
+"""Reading files we are given: non-blocking, size-capped, regular files only.
+
+Every definition, Run and bundle file goes through :func:`read_bytes`: opening a
+FIFO must not hang, a device or directory is refused, and no more than the cap + 1
+bytes is ever read, whatever the file claims its size is.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+from typing import Any, Final
+
+from agent_graph.errors import AgentGraphError, Diagnostic
+
+__all__ = ["MAX_FILE_BYTES", "file_error", "read_bytes", "read_text"]
+
+#: Largest file read (32 MiB). Real Provider files are kilobytes; the
+#: cap keeps a mistaken path (a log, an archive, a device) from eating memory.
+MAX_FILE_BYTES: Final = 32 * 1024 * 1024  # a 100,000-node graph is ~20 MiB of YAML
+
+
+def file_error(
+    code: str,
+    message: str,
+    display: str,
+    line: int | None = None,
+    column: int | None = None,
+    detail: dict[str, Any] | None = None,
+) -> AgentGraphError:
+    diagnostic = Diagnostic(
+        code, message, path=display, line=line, column=column, detail=dict(detail or {})
+    )
+    return AgentGraphError(code, message, [diagnostic])
+
+
+def read_bytes(abs_path: Path, display: str) -> bytes:
+    def unreadable(reason: str) -> AgentGraphError:
+        return file_error("file-read-failed", f"Cannot read {abs_path}: {reason}", display)
+
+    # O_NONBLOCK: opening a FIFO must not hang; anything but a regular file is refused.
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(abs_path, flags)
+    except OSError as error:
+        raise unreadable(error.strerror or str(error)) from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise unreadable(os.strerror(errno.EISDIR))
+        if not stat.S_ISREG(info.st_mode):
+            raise unreadable("not a regular file")
+        if info.st_size > MAX_FILE_BYTES:
+            raise _too_large(abs_path, info.st_size, display)
+        chunks: list[bytes] = []
+        remaining = MAX_FILE_BYTES + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+    except OSError as error:
+        raise unreadable(error.strerror or str(error)) from None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > MAX_FILE_BYTES:
+        raise _too_large(abs_path, len(data), display)
+    return data
+
+
+def _too_large(abs_path: Path, size: int, display: str) -> AgentGraphError:
+    return file_error(
+        "file-too-large",
+        f"Cannot read {abs_path}: the file has {size} bytes, more than the "
+        f"{MAX_FILE_BYTES // (1024 * 1024)} MiB limit for definition files",
+        display,
+        detail={"size": size, "limit": MAX_FILE_BYTES},
+    )
+
+
+def read_text(abs_path: Path, *, display: str) -> str:
+    """Read a definition file as UTF-8 text (byte order mark kept).
+
+    ``file-read-failed`` when it cannot be read, ``file-too-large`` over
+    :data:`MAX_FILE_BYTES`, ``parse-failed`` when it is not UTF-8 or holds NUL.
+    """
+    data = read_bytes(abs_path, display)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        line_start = data.rfind(b"\n", 0, error.start) + 1
+        column = len(data[line_start : error.start].decode("utf-8", "replace")) + 1
+        byte = data[error.start]
+        raise file_error(
+            "parse-failed",
+            f"Cannot parse {abs_path}: the file is not UTF-8 text "
+            f"(byte 0x{byte:02x} at line {line}, column {column}); is it a binary file?",
+            display,
+            line,
+            column,
+        ) from None
+    nul = text.find("\0")
+    if nul != -1:
+        line = text.count("\n", 0, nul) + 1
+        column = nul - text.rfind("\n", 0, nul)
+        raise file_error(
+            "parse-failed",
+            f"Cannot parse {abs_path}: the file contains a NUL character "
+            f"at line {line}, column {column}; is it a binary file?",
+            display,
+            line,
+            column,
+        )
+    return text

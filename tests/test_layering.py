@@ -1,0 +1,238 @@
+"""The package's layers, read from its imports (``ast``, not text search).
+
+Every module under ``src/agent_graph`` belongs to one top-level part (``vm``,
+``compiler``, ``documents`` …; the root package ``agent_graph/__init__.py`` is the
+part ``ROOT``). :data:`ALLOWED` says which parts each part may import; anything
+else, and any cycle between parts, fails with the module and line of the import.
+Function-local and ``TYPE_CHECKING`` imports count too: a lazy import is still a
+dependency.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+import agent_graph
+
+PACKAGE = Path(agent_graph.__file__).resolve().parent
+BASE = {"errors", "canonical", "protocol"}
+
+#: part -> the parts it may import (its own modules always).
+ALLOWED: dict[str, set[str]] = {
+    "protocol": set(),
+    "errors": set(),
+    "schemas": set(),
+    "canonical": {"errors"},
+    "ir": {"errors", "canonical"},
+    "exec": {"errors"},
+    "documents": BASE | {"schemas"},
+    "vm": BASE | {"ir"},
+    "bundles": BASE | {"documents", "ir"},
+    "runs": BASE | {"documents", "ir", "vm"},
+    "compiler": BASE | {"documents", "bundles", "ir", "exec", "schemas"},
+    "ROOT": BASE | {"compiler", "bundles", "vm"},
+    "testing": BASE | {"ROOT", "documents", "vm"},
+    "pytest_plugin": BASE | {"ROOT", "testing", "vm"},
+    "cli": BASE
+    | {"ROOT", "compiler", "documents", "bundles", "ir", "vm", "runs", "exec", "testing"},
+    "__main__": {"cli"},
+}
+
+
+class Import(NamedTuple):
+    module: str  # importing module, dotted
+    line: int
+    target: str  # imported agent_graph module, dotted
+
+
+def module_name(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(root: Path) -> Iterator[Import]:
+    """Every import of a module of ``root``'s package by a module of it."""
+    top = root.name
+    modules = {module_name(root, p) for p in root.rglob("*.py")}
+    for path in sorted(root.rglob("*.py")):
+        name = module_name(root, path)
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.split(".")[0] == top:
+                        yield Import(name, node.lineno, alias.name)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    source = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    source = node.module or ""
+                if source.split(".")[0] != top:
+                    continue
+                for alias in node.names:
+                    # `from pkg import sub` imports the submodule when there is one
+                    candidate = f"{source}.{alias.name}"
+                    yield Import(name, node.lineno, candidate if candidate in modules else source)
+
+
+def part_of(module: str) -> str:
+    parts = module.split(".")
+    return "ROOT" if len(parts) == 1 else parts[1]
+
+
+def violations(root: Path, allowed: dict[str, set[str]]) -> list[str]:
+    found = []
+    for imp in imports_of(root):
+        source, target = part_of(imp.module), part_of(imp.target)
+        if source == target:
+            continue
+        if source not in allowed:
+            found.append(f"{imp.module}: part {source!r} has no row in ALLOWED")
+        elif target not in allowed[source]:
+            found.append(f"{imp.module}:{imp.line} imports {imp.target} ({source} -> {target})")
+    return sorted(set(found))
+
+
+def part_cycles(root: Path) -> list[list[str]]:
+    graph: dict[str, set[str]] = {}
+    for imp in imports_of(root):
+        source, target = part_of(imp.module), part_of(imp.target)
+        if source != target:
+            graph.setdefault(source, set()).add(target)
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}
+    trail: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        trail.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                cycles.append([*trail[trail.index(nxt) :], nxt])
+            elif nxt not in state:
+                visit(nxt)
+        trail.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    return cycles
+
+
+def test_every_part_imports_only_what_its_layer_allows() -> None:
+    assert violations(PACKAGE, ALLOWED) == []
+
+
+def test_no_cycle_between_parts_root_package_included() -> None:
+    assert part_cycles(PACKAGE) == []
+
+
+def test_every_part_is_in_the_table() -> None:
+    parts = {part_of(module_name(PACKAGE, p)) for p in PACKAGE.rglob("*.py")}
+    assert parts - set(ALLOWED) == set()
+
+
+def test_the_table_keeps_the_design_rules() -> None:
+    # DESIGN.md and the architecture issue, as data: if ALLOWED drifts, this fails
+    assert not {"compiler", "documents", "bundles", "runs"} & (ALLOWED["vm"] | ALLOWED["ir"])
+    assert "compiler" not in ALLOWED["runs"]
+    assert "vm" not in ALLOWED["compiler"]
+    assert not {"compiler", "vm"} & ALLOWED["bundles"]
+    assert not {"compiler", "vm", "bundles", "ir"} & ALLOWED["documents"]
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def test_a_bad_import_is_caught_with_its_place(tmp_path: Path) -> None:
+    pkg = _write(
+        tmp_path / "agent_graph",
+        {
+            "__init__.py": "",
+            "vm/__init__.py": "",
+            "vm/evaluate.py": "def f():\n    from ..compiler import lower\n",
+            "compiler/__init__.py": "lower = 1\n",
+            "compiler/passes.py": "from agent_graph.vm import evaluate\n",
+        },
+    )
+    found = violations(pkg, ALLOWED)
+    assert found == [
+        "agent_graph.compiler.passes:1 imports agent_graph.vm.evaluate (compiler -> vm)",
+        "agent_graph.vm.evaluate:2 imports agent_graph.compiler (vm -> compiler)",
+    ]
+    assert part_cycles(pkg) == [["compiler", "vm", "compiler"]]
+
+
+def test_a_root_package_cycle_is_caught(tmp_path: Path) -> None:
+    pkg = _write(
+        tmp_path / "agent_graph",
+        {
+            "__init__.py": "from .compiler import x\n",
+            "compiler/__init__.py": "from .. import PROTOCOL_VERSION\nx = 1\n",
+        },
+    )
+    assert part_cycles(pkg) == [["ROOT", "compiler", "ROOT"]]
+    assert violations(pkg, ALLOWED) == [
+        "agent_graph.compiler:1 imports agent_graph (compiler -> ROOT)"
+    ]
+
+
+_CHILD = """
+import json, sys
+import agent_graph.runs
+
+def loaded():
+    return sorted(
+        m for m, mod in sys.modules.items()
+        if mod is not None and m.split(".")[0] in ("yaml", "jsonschema")
+    )
+
+after_import = loaded()
+from agent_graph.runs import FileRunStore
+store = FileRunStore()
+store.start(sys.argv[1], provider="acme.demo", graph="main")
+store.record(sys.argv[1], "main/draft", "completed")
+run = store.load(sys.argv[1])
+print(json.dumps({
+    "after_import": after_import,
+    "after_read": loaded(),
+    "compiler": sorted(m for m in sys.modules if m.startswith("agent_graph.compiler")),
+    "events": len(run.document["events"]),
+}))
+"""
+
+
+@pytest.mark.parametrize("blocked", [False, True])
+def test_runs_read_json_without_yaml_or_json_schema(tmp_path: Path, blocked: bool) -> None:
+    env = {**os.environ, "PYTHONPATH": str(PACKAGE.parent)}
+    prelude = ""
+    if blocked:  # and it works with those packages absent, not just unimported
+        prelude = "import sys\nsys.modules['yaml'] = None\nsys.modules['jsonschema'] = None\n"
+    done = subprocess.run(
+        [sys.executable, "-c", prelude + _CHILD, str(tmp_path / "run.json")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report == {"after_import": [], "after_read": [], "compiler": [], "events": 2}

@@ -9,79 +9,17 @@ Heavy modules (yaml, jsonschema) are imported inside commands so ``--help`` and
 
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any, TypeVar
+from collections.abc import Sequence
 
 import click
 
 from ..errors import AgentGraphError
 from ..protocol import PROTOCOL_VERSION, __version__
+from .options import format_from_argv, manifest_bases, provider_options
 from .render import FORMATS, emit_error
 
-F = TypeVar("F", bound=Callable[..., Any])
-
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
-
-
-def _format_from_argv(argv: Sequence[str]) -> str:
-    """Peek at ``--format`` before click parses, so usage errors can honour it."""
-    for index, arg in enumerate(argv):
-        if arg == "--format" and index + 1 < len(argv):
-            return argv[index + 1]
-        if arg.startswith("--format="):
-            return arg.split("=", 1)[1]
-    return "human"
-
-
-def _manifest_bases(argv: Sequence[str]) -> list[Path]:
-    """Directories diagnostics may be relative to (for caret excerpts in error output)."""
-    for index, arg in enumerate(argv):
-        if arg in ("-m", "--manifest") and index + 1 < len(argv):
-            return [Path(os.path.abspath(argv[index + 1])).parent]
-        if arg.startswith("--manifest="):
-            return [Path(os.path.abspath(arg.split("=", 1)[1])).parent]
-    return []
-
-
-def provider_options(func: F) -> F:
-    """Global options, accepted before or after the subcommand (the reference allows both)."""
-    options = [
-        click.option(
-            "-m",
-            "--manifest",
-            "manifest",
-            default=None,
-            metavar="PATH",
-            help="Provider manifest (default: provider.yaml in the working directory).",
-        ),
-        click.option(
-            "--skill",
-            "skill",
-            default=None,
-            metavar="SKILL.md",
-            help="Select Provider, Graph and Entry through a Skill binding.",
-        ),
-        click.option(
-            "--registry",
-            "registry",
-            default=None,
-            metavar="PATH",
-            help="Host registry mapping provider ids to manifests (for provider: locators).",
-        ),
-        click.option(
-            "--format",
-            "fmt",
-            default=None,
-            metavar="human|json",
-            help="Output format (default: human).",
-        ),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
 
 
 @click.group(context_settings=CONTEXT_SETTINGS, invoke_without_command=True)
@@ -113,18 +51,35 @@ def cli(
         ctx.exit(2)
 
 
-def _register() -> None:
-    # commands attach themselves to ``cli`` when their module is imported; by name,
-    # because ``from . import run`` would return the ``run()`` function below instead
-    import importlib
+def commands() -> list[click.Command]:
+    """Every subcommand, in the order ``--help`` lists them (sorted by click)."""
+    from .build import build_command
+    from .evaluate import evaluate_command, route_command
+    from .ir import ir_group
+    from .run import run_group
+    from .testcmd import test_command
+    from .validate import inspect_group, validate_command
 
-    for module in ("build", "evaluate", "run", "testcmd", "validate"):
-        importlib.import_module(f"{__name__}.{module}")
+    return [
+        build_command,
+        evaluate_command,
+        inspect_group,
+        ir_group,
+        route_command,
+        run_group,
+        test_command,
+        validate_command,
+    ]
+
+
+def _register() -> None:
+    for command in commands():
+        cli.add_command(command)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    fmt = _format_from_argv(args)
+    fmt = format_from_argv(args)
     _register()
     try:
         result = cli.main(args=args, prog_name="agc", standalone_mode=False)
@@ -139,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             exc.show()
         return exc.exit_code
     except AgentGraphError as exc:
-        emit_error(fmt if fmt in FORMATS else "human", exc, _manifest_bases(args))
+        emit_error(fmt if fmt in FORMATS else "human", exc, manifest_bases(args))
         return 2 if exc.code == "format-invalid" else 1
     except KeyboardInterrupt:
         return 130

@@ -6,12 +6,12 @@ from typing import Any
 
 import click
 
-from . import cli, provider_options
 from .context import load_context, options
+from .options import provider_options
 from .render import emit
 
 
-@cli.command("build")
+@click.command("build")
 @click.argument("output", required=False, default="dist/provider", metavar="[OUTPUT]")
 @provider_options
 @click.pass_context

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ..compiler import ProviderState
     from ..compiler.provider.model import LoadedProvider
     from ..compiler.provider.skills import ResolvedBinding
+    from ..vm import Program
 
 
 @dataclass(slots=True)
@@ -68,3 +69,46 @@ def load_context(opts: Options) -> ProviderContext:
         return ProviderContext(binding.state, binding)
     manifest = opts.manifest or "provider.yaml"
     return ProviderContext(compile_manifest(manifest, stop_after="verify-bundle-sources"), None)
+
+
+def select(
+    binding: ResolvedBinding | None, graph: str | None, entry: str | None
+) -> tuple[str, str]:
+    """Graph and entry from the arguments and the Skill binding (reference §8.1)."""
+    if binding is not None:
+        bound = binding.binding
+        if graph is not None and graph != bound.graph:
+            raise AgentGraphError(
+                "skill-graph-conflict",
+                f"Skill selects Graph {bound.graph}; explicit Graph {graph} is not allowed",
+            )
+        if entry is not None and entry != bound.entry:
+            raise AgentGraphError(
+                "skill-entry-conflict",
+                f"Skill selects Entry {bound.entry}; explicit Entry {entry} is not allowed",
+            )
+        return bound.graph, bound.entry
+    if not graph:
+        raise AgentGraphError(
+            "graph-selection-missing", "Graph is required when no --skill binding is active"
+        )
+    return graph, entry if entry is not None else "default"
+
+
+def compile_context(context: ProviderContext) -> Program:
+    from .. import program_of
+
+    return program_of(context.state)
+
+
+def load_program(opts: Options) -> tuple[ResolvedBinding | None, Program]:
+    """The Program to evaluate: a built bundle's verified IR when there is one (no YAML is
+    parsed then), else the Provider compiled from its sources."""
+    if not opts.skill and not opts.registry:
+        from .. import open_bundle
+
+        program = open_bundle(opts.manifest or "provider.yaml")
+        if program is not None:
+            return None, program
+    context = load_context(opts)
+    return context.binding, compile_context(context)

@@ -1,4 +1,4 @@
-"""``agc evaluate``, ``agc route`` (reference §8.1–8.3) and ``agc ir build|dump``.
+"""``agc evaluate`` and ``agc route`` (reference §8.1–8.3).
 
 Human output starts with the reference's lines, in its order, and adds what a person
 needs to act: the hint, the step's label, the command or handler with its working
@@ -14,130 +14,18 @@ reads three authorities and no graph; it may also be repeated
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from . import cli, provider_options
-from .context import Options, ProviderContext, load_context, options
+from .context import load_program, options, select
+from .options import evaluation_options, provider_options
 from .render import emit
 
 if TYPE_CHECKING:
-    from ..compiler.provider.skills import ResolvedBinding
     from ..vm import Program
     from .state_input import EvaluationInput
-
-
-class VariadicOption(click.Option):
-    """A repeatable option that also swallows the words after it (commander's ``<x...>``)."""
-
-    def add_to_parser(self, parser: Any, ctx: click.Context) -> None:
-        super().add_to_parser(parser, ctx)
-        for name in self.opts:
-            inner = parser._long_opt.get(name) or parser._short_opt.get(name)
-            if inner is None:  # pragma: no cover - click always registers every name
-                continue
-            original: Callable[[Any, Any], None] = inner.process
-
-            def process(
-                value: Any, state: Any, _original: Callable[[Any, Any], None] = original
-            ) -> None:
-                _original(value, state)
-                while state.rargs and not state.rargs[0].startswith("-"):
-                    _original(state.rargs.pop(0), state)
-
-            inner.process = process
-
-
-def _evaluation_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    decorators = [
-        click.option(
-            "--entry",
-            default=None,
-            metavar="NAME",
-            help="Graph entrypoint (default: the Skill binding's, else 'default').",
-        ),
-        click.option(
-            "--state",
-            "state_path",
-            default=None,
-            metavar="RUN.json",
-            help="An agent-graph.run.v1 file: its facts, outcomes, authorities and "
-            "workspace are the base the other options overlay.",
-        ),
-        click.option(
-            "--facts",
-            default=None,
-            metavar="JSON|@FILE",
-            help="Facts as a JSON object, or @file (JSON for .json, else YAML).",
-        ),
-        click.option(
-            "--outcomes",
-            default=None,
-            metavar="JSON|@FILE",
-            help="Outcome strings by state key, as a JSON object or @file.",
-        ),
-        click.option(
-            "--authority",
-            "authorities",
-            cls=VariadicOption,
-            multiple=True,
-            metavar="ID...",
-            help="Session authorities (takes the following words; repeatable).",
-        ),
-    ]
-    for decorator in reversed(decorators):
-        func = decorator(func)
-    return func
-
-
-def _select(
-    binding: ResolvedBinding | None, graph: str | None, entry: str | None
-) -> tuple[str, str]:
-    """Graph and entry from the arguments and the Skill binding (reference §8.1)."""
-    from ..errors import AgentGraphError
-
-    if binding is not None:
-        bound = binding.binding
-        if graph is not None and graph != bound.graph:
-            raise AgentGraphError(
-                "skill-graph-conflict",
-                f"Skill selects Graph {bound.graph}; explicit Graph {graph} is not allowed",
-            )
-        if entry is not None and entry != bound.entry:
-            raise AgentGraphError(
-                "skill-entry-conflict",
-                f"Skill selects Entry {bound.entry}; explicit Entry {entry} is not allowed",
-            )
-        return bound.graph, bound.entry
-    if not graph:
-        raise AgentGraphError(
-            "graph-selection-missing", "Graph is required when no --skill binding is active"
-        )
-    return graph, entry if entry is not None else "default"
-
-
-def _compile(context: ProviderContext) -> Program:
-    from .. import program_of
-
-    return program_of(context.state)
-
-
-def _load(opts: Options) -> tuple[ResolvedBinding | None, Program]:
-    """The Program to evaluate: a built bundle's verified IR when there is one (no YAML is
-    parsed then), else the Provider compiled from its sources."""
-    if not opts.skill and not opts.registry:
-        from .. import open_bundle
-
-        program = open_bundle(opts.manifest or "provider.yaml")
-        if program is not None:
-            return None, program
-    context = load_context(opts)
-    return context.binding, _compile(context)
 
 
 def _input(program: Program, local: dict[str, Any], receipts: str | None = None) -> EvaluationInput:
@@ -202,16 +90,16 @@ def evaluation_lines(doc: dict[str, Any], run: str | None = None) -> list[str]:
     return lines + _diagnostic_lines(doc["diagnostics"])
 
 
-@cli.command("evaluate")
+@click.command("evaluate")
 @click.argument("graph", required=False)
-@_evaluation_options
+@evaluation_options
 @provider_options
 @click.pass_context
 def evaluate_command(ctx: click.Context, /, graph: str | None, **local: Any) -> None:
     """Which steps are legal now (never runs anything)."""
     opts = options(ctx, **local)
-    binding, program = _load(opts)
-    selected, entry = _select(binding, graph, local.pop("entry"))
+    binding, program = load_program(opts)
+    selected, entry = select(binding, graph, local.pop("entry"))
     data = _input(program, local)
     evaluation = program.evaluate(selected, entry, data.routing_state())
     doc = evaluation.to_dict()
@@ -320,9 +208,9 @@ def route_lines(doc: dict[str, Any]) -> list[str]:
     return lines + _diagnostic_lines(doc["diagnostics"])
 
 
-@cli.command("route")
+@click.command("route")
 @click.argument("targets", nargs=-1, metavar="[GRAPH] [ROUTE-ID]")
-@_evaluation_options
+@evaluation_options
 @click.option(
     "--revision",
     default=None,
@@ -343,7 +231,7 @@ def route_command(ctx: click.Context, /, targets: tuple[str, ...], **local: Any)
     from ..errors import AgentGraphError
 
     opts = options(ctx, **local)
-    binding, program = _load(opts)
+    binding, program = load_program(opts)
     bound = binding is not None
     if len(targets) > (1 if bound else 2):
         raise AgentGraphError("route-arguments-invalid", "Too many route arguments")
@@ -351,7 +239,7 @@ def route_command(ctx: click.Context, /, targets: tuple[str, ...], **local: Any)
     padded = (None, *targets) if bound else (*targets,)
     graph_argument = padded[0] if padded else None
     route_id = padded[1] if len(padded) > 1 else None
-    selected, entry = _select(binding, graph_argument, local.pop("entry"))
+    selected, entry = select(binding, graph_argument, local.pop("entry"))
     data = _input(program, local, local.pop("receipts"))
     state = data.routing_state()
     if route_id is None:
@@ -362,116 +250,3 @@ def route_command(ctx: click.Context, /, targets: tuple[str, ...], **local: Any)
     route = program.route(selected, entry, route_id, state, local.pop("revision"))
     doc = route.to_dict()
     emit(opts.fmt, doc, route_lines(doc))
-
-
-# -- ir -----------------------------------------------------------------------------------
-
-
-@cli.group("ir", invoke_without_command=True)
-@click.pass_context
-def ir_group(ctx: click.Context) -> None:
-    """Build compiled IR, or print it readably."""
-    if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help(), err=True)
-        ctx.exit(2)
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
-def _refuse_foreign(path: Path) -> None:
-    """Never replace a file that is not compiled IR (a mistyped ``-o provider.yaml``)."""
-    from ..errors import AgentGraphError
-    from ..ir.codec import MAGIC
-
-    if not path.exists():
-        return
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(64)
-    except OSError as error:
-        raise AgentGraphError("file-write-failed", f"Cannot write {path}: {error}") from None
-    if not path.is_file() or MAGIC.encode() not in head:
-        raise AgentGraphError(
-            "ir-target-exists", f"Refusing to replace {path}: it is not a compiled IR file"
-        )
-
-
-@ir_group.command("build")
-@click.option("-o", "--output", required=True, metavar="FILE", help="Where to write the IR.")
-@provider_options
-@click.pass_context
-def ir_build_command(ctx: click.Context, /, output: str, **local: Any) -> None:
-    """Compile the Provider and write its IR bytes; prints their SHA-256 digest."""
-    from ..errors import AgentGraphError
-
-    opts = options(ctx, **local)
-    program = _compile(load_context(opts))
-    target = Path(os.path.abspath(output))
-    _refuse_foreign(target)
-    data = program.to_bytes()
-    try:
-        _write_atomic(target, data)
-    except OSError as error:
-        raise AgentGraphError("file-write-failed", f"Cannot write {target}: {error}") from None
-    emit(
-        opts.fmt,
-        {"state": "built", "path": str(target), "digest": program.digest, "bytes": len(data)},
-        [f"Wrote {target} ({len(data)} bytes)", f"Digest: {program.digest}"],
-    )
-
-
-def _read_ir(path: Path) -> bytes:
-    from ..errors import AgentGraphError
-
-    try:
-        if not path.is_file():
-            raise AgentGraphError("file-missing", f"Compiled IR file does not exist: {path}")
-        return path.read_bytes()
-    except OSError as error:
-        raise AgentGraphError(
-            "file-read-failed", f"Cannot read {path}: {error.strerror or error}"
-        ) from None
-
-
-@ir_group.command("dump")
-@click.argument("ir_file", required=False, metavar="[FILE.agir]")
-@click.option(
-    "--root",
-    default=None,
-    metavar="DIR",
-    help="Where the Provider's files are installed (default: the IR file's folder).",
-)
-@provider_options
-@click.pass_context
-def ir_dump_command(
-    ctx: click.Context, /, ir_file: str | None, root: str | None, **local: Any
-) -> None:
-    """Print the IR one record per line (compiled from the Provider, or read from FILE)."""
-    from ..ir.dump import dump, to_json
-    from ..vm import load_program
-
-    opts = options(ctx, **local)
-    if ir_file is None:
-        program = _compile(load_context(opts))
-    else:
-        path = Path(os.path.abspath(ir_file))
-        data = _read_ir(path)
-        program = load_program(data, root if root is not None else path.parent)
-    text = dump(program.ir)
-    emit(
-        opts.fmt,
-        {"digest": program.digest, "bytes": len(program.to_bytes()), **to_json(program.ir)},
-        text.rstrip("\n").split("\n"),
-    )

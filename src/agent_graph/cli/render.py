@@ -7,19 +7,23 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from ..errors import AgentGraphError, Diagnostic
 
 FORMATS = ("human", "json")
 
 
-def emit(fmt: str, document: dict[str, Any], lines: Sequence[str]) -> None:
+def emit(
+    fmt: str, document: dict[str, Any], lines: Sequence[str], stream: TextIO | None = None
+) -> None:
+    """One JSON document or the human lines on ``stream`` (standard output by default)."""
+    out = stream if stream is not None else sys.stdout
     if fmt == "json":
-        sys.stdout.write(json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n")
+        out.write(json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n")
     else:
-        sys.stdout.write("\n".join(lines) + "\n")
-    sys.stdout.flush()
+        out.write("\n".join(lines) + "\n")
+    out.flush()
 
 
 def _source_line(diagnostic: Diagnostic, bases: Sequence[Path]) -> str | None:
@@ -56,17 +60,19 @@ def warnings_lines(warnings: Sequence[Diagnostic], bases: Sequence[Path]) -> lis
     return [line for w in warnings for line in describe(w, bases)]
 
 
-def emit_error(fmt: str, error: AgentGraphError, bases: Sequence[Path] = ()) -> None:
+def emit_error(
+    fmt: str, error: AgentGraphError, bases: Sequence[Path] = (), stream: TextIO | None = None
+) -> None:
+    """The error envelope, or the error with every diagnostic placed, on ``stream`` (stderr)."""
+    out = stream if stream is not None else sys.stderr
     if fmt == "json":
-        sys.stderr.write(
-            json.dumps(error.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n"
-        )
+        out.write(json.dumps(error.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n")
         return
-    out = [f"ERROR {error.code}: {error.message}"]
+    lines = [f"ERROR {error.code}: {error.message}"]
     search = [*bases, Path(os.getcwd())]
     for diagnostic in error.diagnostics:
-        out.extend(describe(diagnostic, search))
+        lines.extend(describe(diagnostic, search))
     if len(error.diagnostics) > 1:
         errors = sum(1 for d in error.diagnostics if d.severity == "error")
-        out.append(f"{errors} error(s), {len(error.diagnostics) - errors} warning(s)")
-    sys.stderr.write("\n".join(out) + "\n")
+        lines.append(f"{errors} error(s), {len(error.diagnostics) - errors} warning(s)")
+    out.write("\n".join(lines) + "\n")

@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from . import cli, provider_options
-from .context import Options, ProviderContext, load_context, options
-from .evaluate import VariadicOption, _compile, _select
+from .context import Options, ProviderContext, compile_context, load_context, options, select
+from .options import VariadicOption, provider_options, state_option
 from .render import emit
 
 if TYPE_CHECKING:
@@ -55,12 +53,6 @@ def _status_hint(state: str, opts: Options) -> str:
     return f"Next: agc run status --state {shlex.quote(state)}{_provider_args(opts)}"
 
 
-def _state_option(
-    help_text: str = "The Run file (agent-graph.run.v1).",
-) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    return click.option("--state", "state", required=True, metavar="RUN.json", help=help_text)
-
-
 def _check_selection(context: ProviderContext, graph: str, entry: str) -> None:
     """A Run of a Graph or Entry the Provider lacks could never route (the reference allows it)."""
     from ..errors import AgentGraphError
@@ -74,7 +66,7 @@ def _check_selection(context: ProviderContext, graph: str, entry: str) -> None:
         raise AgentGraphError("entry-missing", f"Graph {graph} has no entry {entry}")
 
 
-@cli.group("run", invoke_without_command=True)
+@click.group("run", invoke_without_command=True)
 @click.pass_context
 def run_group(ctx: click.Context) -> None:
     """Keep a Run: host-owned Facts, Outcomes, authorities and an event log."""
@@ -85,7 +77,7 @@ def run_group(ctx: click.Context) -> None:
 
 @run_group.command("start")
 @click.argument("graph", required=False)
-@_state_option("Where to create the Run file (never replaces an existing file).")
+@state_option("Where to create the Run file (never replaces an existing file).")
 @click.option("--entry", default=None, metavar="NAME", help="Graph entrypoint (default: default).")
 @click.option(
     "--workspace",
@@ -121,7 +113,7 @@ def run_start_command(
 
     opts = options(ctx, **local)
     context = load_context(opts)
-    selected, selected_entry = _select(context.binding, graph, entry)
+    selected, selected_entry = select(context.binding, graph, entry)
     _check_selection(context, selected, selected_entry)
     initial = object_value(json_argument(facts), "facts") if facts is not None else {}
     run = _store().start(
@@ -169,7 +161,7 @@ def _status_lines(run_id: str, path: str, doc: dict[str, Any], opts: Options) ->
 
 
 @run_group.command("status")
-@_state_option()
+@state_option()
 @provider_options
 @click.pass_context
 def run_status_command(ctx: click.Context, /, state: str, **local: Any) -> None:
@@ -180,7 +172,7 @@ def run_status_command(ctx: click.Context, /, state: str, **local: Any) -> None:
     context = load_context(opts)
     run = read_run(state)
     ensure_provider(run, context.provider.id)
-    evaluation = _compile(context).evaluate(run.graph, run.entry, evaluation_input(run))
+    evaluation = compile_context(context).evaluate(run.graph, run.entry, evaluation_input(run))
     doc = evaluation.to_dict()
     path = _absolute(state)
     document = {
@@ -193,7 +185,7 @@ def run_status_command(ctx: click.Context, /, state: str, **local: Any) -> None:
 @run_group.command("record")
 @click.argument("node", metavar="STATE-KEY")
 @click.argument("outcome", metavar="OUTCOME")
-@_state_option()
+@state_option()
 @click.option(
     "--detail", default=None, metavar="JSON|@FILE", help="Any JSON detail kept with the outcome."
 )
@@ -225,7 +217,7 @@ def run_record_command(
 
 
 @run_group.command("facts")
-@_state_option()
+@state_option()
 @click.option(
     "--set", "facts", required=True, metavar="JSON|@FILE", help="Facts to merge (an object)."
 )
@@ -246,7 +238,7 @@ def run_facts_command(
 
 
 @run_group.command("authority")
-@_state_option()
+@state_option()
 @click.option(
     "--set",
     "authorities",
@@ -267,7 +259,7 @@ def run_authority_command(
 
 
 @run_group.command("checkpoint")
-@_state_option()
+@state_option()
 @click.option(
     "--to", "target", required=True, metavar="PATH", help="The checkpoint file to create."
 )
@@ -283,7 +275,7 @@ def run_checkpoint_command(ctx: click.Context, /, state: str, target: str, **loc
 
 @run_group.command("resume")
 @click.argument("checkpoint", metavar="CHECKPOINT")
-@_state_option("The new Run file to create (never replaces an existing file).")
+@state_option("The new Run file to create (never replaces an existing file).")
 @provider_options
 @click.pass_context
 def run_resume_command(ctx: click.Context, /, checkpoint: str, state: str, **local: Any) -> None:
@@ -296,7 +288,7 @@ def run_resume_command(ctx: click.Context, /, checkpoint: str, state: str, **loc
 
 
 @run_group.command("events")
-@_state_option()
+@state_option()
 @provider_options
 @click.pass_context
 def run_events_command(ctx: click.Context, /, state: str, **local: Any) -> None:

@@ -12,12 +12,12 @@ from typing import Any
 
 import click
 
-from . import cli, provider_options
 from .context import load_context, options
+from .options import provider_options
 from .render import emit
 
 
-@cli.command("test")
+@click.command("test")
 @click.argument("path", required=False, default="tests", metavar="[PATH]")
 @click.option(
     "--junit-xml",

@@ -6,8 +6,8 @@ from typing import Any
 
 import click
 
-from . import cli, provider_options
 from .context import load_context, options
+from .options import provider_options
 from .render import emit, warnings_lines
 
 
@@ -25,7 +25,7 @@ def _with_warnings(document: dict[str, Any], warnings: list[Any]) -> dict[str, A
     return document
 
 
-@cli.command("validate")
+@click.command("validate")
 @provider_options
 @click.pass_context
 def validate_command(ctx: click.Context, /, **local: Any) -> None:
@@ -41,7 +41,7 @@ def validate_command(ctx: click.Context, /, **local: Any) -> None:
     emit(opts.fmt, _with_warnings({"state": "valid", **inspection}, provider.warnings), lines)
 
 
-@cli.group("inspect", invoke_without_command=True)
+@click.group("inspect", invoke_without_command=True)
 @click.pass_context
 def inspect_group(ctx: click.Context) -> None:
     """Summarise a Provider or a Skill binding without executing anything."""

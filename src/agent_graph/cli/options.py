@@ -1,0 +1,139 @@
+"""Options shared by several commands, and peeking at argv before click parses it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def format_from_argv(argv: Sequence[str]) -> str:
+    """Peek at ``--format`` before click parses, so usage errors can honour it."""
+    for index, arg in enumerate(argv):
+        if arg == "--format" and index + 1 < len(argv):
+            return argv[index + 1]
+        if arg.startswith("--format="):
+            return arg.split("=", 1)[1]
+    return "human"
+
+
+def manifest_bases(argv: Sequence[str]) -> list[Path]:
+    """Directories diagnostics may be relative to (for caret excerpts in error output)."""
+    for index, arg in enumerate(argv):
+        if arg in ("-m", "--manifest") and index + 1 < len(argv):
+            return [Path(os.path.abspath(argv[index + 1])).parent]
+        if arg.startswith("--manifest="):
+            return [Path(os.path.abspath(arg.split("=", 1)[1])).parent]
+    return []
+
+
+def provider_options(func: F) -> F:
+    """Global options, accepted before or after the subcommand (the reference allows both)."""
+    options = [
+        click.option(
+            "-m",
+            "--manifest",
+            "manifest",
+            default=None,
+            metavar="PATH",
+            help="Provider manifest (default: provider.yaml in the working directory).",
+        ),
+        click.option(
+            "--skill",
+            "skill",
+            default=None,
+            metavar="SKILL.md",
+            help="Select Provider, Graph and Entry through a Skill binding.",
+        ),
+        click.option(
+            "--registry",
+            "registry",
+            default=None,
+            metavar="PATH",
+            help="Host registry mapping provider ids to manifests (for provider: locators).",
+        ),
+        click.option(
+            "--format",
+            "fmt",
+            default=None,
+            metavar="human|json",
+            help="Output format (default: human).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+class VariadicOption(click.Option):
+    """A repeatable option that also swallows the words after it (commander's ``<x...>``)."""
+
+    def add_to_parser(self, parser: Any, ctx: click.Context) -> None:
+        super().add_to_parser(parser, ctx)
+        for name in self.opts:
+            inner = parser._long_opt.get(name) or parser._short_opt.get(name)
+            if inner is None:  # pragma: no cover - click always registers every name
+                continue
+            original: Callable[[Any, Any], None] = inner.process
+
+            def process(
+                value: Any, state: Any, _original: Callable[[Any, Any], None] = original
+            ) -> None:
+                _original(value, state)
+                while state.rargs and not state.rargs[0].startswith("-"):
+                    _original(state.rargs.pop(0), state)
+
+            inner.process = process
+
+
+def evaluation_options(func: F) -> F:
+    decorators = [
+        click.option(
+            "--entry",
+            default=None,
+            metavar="NAME",
+            help="Graph entrypoint (default: the Skill binding's, else 'default').",
+        ),
+        click.option(
+            "--state",
+            "state_path",
+            default=None,
+            metavar="RUN.json",
+            help="An agent-graph.run.v1 file: its facts, outcomes, authorities and "
+            "workspace are the base the other options overlay.",
+        ),
+        click.option(
+            "--facts",
+            default=None,
+            metavar="JSON|@FILE",
+            help="Facts as a JSON object, or @file (JSON for .json, else YAML).",
+        ),
+        click.option(
+            "--outcomes",
+            default=None,
+            metavar="JSON|@FILE",
+            help="Outcome strings by state key, as a JSON object or @file.",
+        ),
+        click.option(
+            "--authority",
+            "authorities",
+            cls=VariadicOption,
+            multiple=True,
+            metavar="ID...",
+            help="Session authorities (takes the following words; repeatable).",
+        ),
+    ]
+    for decorator in reversed(decorators):
+        func = decorator(func)
+    return func
+
+
+def state_option(
+    help_text: str = "The Run file (agent-graph.run.v1).",
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    return click.option("--state", "state", required=True, metavar="RUN.json", help=help_text)

@@ -41,6 +41,7 @@ from agent_graph.compiler import load_provider
 from agent_graph.compiler.provider.model import LoadedProvider
 from agent_graph.ir.records import OUTCOMES
 from oracle_eval import MISSING, get_fact, oracle_candidates
+from tree_support import write_json as _write
 
 __all__ = ["OUTCOMES", "Case", "State", "generate_case", "state_keys"]
 
@@ -297,12 +298,6 @@ def _graph(
     graph["nodes"] = declared
     graph["edges"] = edges
     return graph
-
-
-def _write(path: Path, value: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # JSON text is also YAML 1.2, so .yaml files go through the YAML loaders.
-    path.write_text(json.dumps(value, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def _write_provider(

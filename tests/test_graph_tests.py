@@ -34,6 +34,7 @@ from agent_graph.testing import (
     run_tests,
     summary,
 )
+from tree_support import write_tree
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ("context-views", "release-train", "review-desk", "weekly-report")
@@ -295,10 +296,7 @@ STATUS = {
 
 
 def write_files(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        target = root / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    write_tree(root, files, dedent=True)
 
 
 def case_document(name: str, state: str, expect: dict[str, Any]) -> dict[str, Any]:

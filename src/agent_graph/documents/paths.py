@@ -12,8 +12,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from ..errors import AgentGraphError, Diagnostic
-from .sourcemap import SourceMap
+from ..errors import AgentGraphError, Diagnostic, Severity
+from .sourcemap import SourceMap, positioned
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
@@ -29,21 +29,25 @@ class Origin:
     def at(self, pointer: str) -> Origin:
         return Origin(self.path, self.source, pointer)
 
-    def diagnostic(self, code: str, message: str, severity: str = "error") -> Diagnostic:
-        pos = self.source.locate(self.pointer) if self.source is not None else None
-        line, column = pos if pos is not None else (None, None)
-        return Diagnostic(
-            code,
-            message,
-            severity,  # type: ignore[arg-type]
-            self.path,
-            line,
-            column,
-            self.pointer if self.source is not None else None,
+    def diagnostic(self, code: str, message: str, severity: Severity = "error") -> Diagnostic:
+        # without a source map the pointer could not be shown against the file: leave it out
+        pointer = self.pointer if self.source is not None else None
+        return positioned(
+            code, message, path=self.path, source=self.source, pointer=pointer, severity=severity
         )
 
     def fail(self, code: str, message: str) -> AgentGraphError:
         return AgentGraphError(code, message, [self.diagnostic(code, message)])
+
+
+def display_path(path: Path, base: Path | None = None) -> str:
+    """``path`` as a user recognises it: relative to ``base`` (default: the working
+    directory) when it lies below it, else as it is."""
+    base = base if base is not None else Path(os.getcwd())
+    try:
+        return path.relative_to(base).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def portable(root: Path, path: Path) -> str:

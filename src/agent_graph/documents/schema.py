@@ -33,7 +33,7 @@ from agent_graph.documents.schema_findings import (
     json_pointer,
     json_text,
 )
-from agent_graph.documents.sourcemap import SourceMap
+from agent_graph.documents.sourcemap import SourceMap, positioned
 from agent_graph.errors import AgentGraphError, Diagnostic, Problem
 
 SCHEMA_BASE_URI = "https://agent-graph.dev/schemas/"
@@ -266,15 +266,12 @@ def _diagnostics(
             continue
         seen.add(key)
         pointer = json_pointer(finding.path)
-        where = source.locate(pointer) if source is not None else None
         out.append(
-            Diagnostic(
-                code=f"schema.{finding.keyword}",
-                message=f"{pointer or '/'} {finding.text}",
-                severity="error",
+            positioned(
+                f"schema.{finding.keyword}",
+                f"{pointer or '/'} {finding.text}",
                 path=path,
-                line=where[0] if where else None,
-                column=where[1] if where else None,
+                source=source,
                 pointer=pointer,
                 detail={
                     "schemaPath": "#" + json_pointer(finding.schema_path),
@@ -356,15 +353,12 @@ def validate(
     diagnostics = _diagnostics(findings, path=path, source=source)
     for where, count in hidden:
         pointer = json_pointer(where)
-        located = source.locate(pointer) if source is not None else None
         diagnostics.append(
-            Diagnostic(
-                code="schema.truncated",
-                message=f"{pointer or '/'} has {count} more invalid items that are not listed",
-                severity="error",
+            positioned(
+                "schema.truncated",
+                f"{pointer or '/'} has {count} more invalid items that are not listed",
                 path=path,
-                line=located[0] if located else None,
-                column=located[1] if located else None,
+                source=source,
                 pointer=pointer,
                 detail={"hidden": count},
             )

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from ..errors import Diagnostic, Severity
+
 #: Deepest collection nesting accepted (YAML and JSON). The reference's YAML
 #: parser overflows its own stack at ~800 levels; we stop far below the point
 #: where recursive consumers (jsonschema with a recursive schema fails at
@@ -43,6 +45,22 @@ class SourceMap:
             if not probe:
                 return None
             probe = probe.rsplit("/", 1)[0]
+
+
+def positioned(
+    code: str,
+    message: str,
+    *,
+    path: str | None,
+    source: SourceMap | None,
+    pointer: str | None,
+    severity: Severity = "error",
+    detail: dict[str, Any] | None = None,
+) -> Diagnostic:
+    """The one way a finding at a JSON pointer becomes a diagnostic with line and column."""
+    where = source.locate(pointer) if source is not None and pointer is not None else None
+    line, column = where if where is not None else (None, None)
+    return Diagnostic(code, message, severity, path, line, column, pointer, dict(detail or {}))
 
 
 @dataclass(slots=True)

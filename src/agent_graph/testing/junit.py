@@ -14,8 +14,9 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..documents.paths import display_path
 from ..errors import AgentGraphError
-from .runner import CaseResult, display_path, failure_lines
+from .runner import CaseResult, failure_lines
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..documents.paths import display_path
 from .assertions import NO_PRIMARY_ROUTE, Failure, check_case, show
 from .discovery import GraphTestCase, discover, load_case
 
@@ -90,15 +91,6 @@ def summary(results: Sequence[CaseResult]) -> dict[str, Any]:
         "failed": failed,
         "results": [result.to_dict() for result in results],
     }
-
-
-def display_path(path: Path, base: Path | None = None) -> str:
-    """``path`` relative to ``base`` (default: the process directory) when it lies below it."""
-    base = base if base is not None else Path(os.getcwd())
-    try:
-        return path.relative_to(base).as_posix()
-    except ValueError:
-        return str(path)
 
 
 def failure_lines(failure: Failure, path: Path, base: Path | None = None) -> list[str]:

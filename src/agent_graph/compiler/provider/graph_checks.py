@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from agent_graph.documents.sourcemap import Document, join_pointer
-from agent_graph.errors import ProblemSink
+from agent_graph.documents.sourcemap import Document, join_pointer, positioned
+from agent_graph.errors import Problem, ProblemSink
 
 # DFS colours: a node is absent (unseen), on the current trail, or finished.
 _ON_TRAIL = 1
@@ -34,9 +34,8 @@ def check_graph(doc: Document, path: str, sink: ProblemSink) -> None:
     entrypoints: Mapping[str, Any] = graph["entrypoints"]
 
     def report(code: str, message: str, pointer: str) -> None:
-        pos = doc.source.locate(pointer)
-        line, column = pos if pos is not None else (None, None)
-        sink.error(code, message, path=path, line=line, column=column, pointer=pointer)
+        where = positioned(code, message, path=path, source=doc.source, pointer=pointer)
+        sink.add(Problem(code, message, [where]))
 
     # The reference keeps two views of the nodes: a set of ids in first-seen order
     # (existence checks, DFS roots) and an id -> node map where a later duplicate

@@ -67,6 +67,23 @@ class ProviderLoader:
 
     # -- actions --------------------------------------------------------------------
 
+    def unique(
+        self, kind: str, path: Path, loaded: LoadedAction | LoadedResource, ids: dict[str, Path]
+    ) -> bool:
+        """Claim ``loaded.id`` for ``loaded``; a second file with the same id fails both ways."""
+        existing = ids.get(loaded.id)
+        if existing is not None and existing != loaded.path:
+            self.sink.add_error(
+                Origin(loaded.rel, loaded.doc.source, "/id").fail(
+                    f"{kind.lower()}-id-duplicate",
+                    f"{kind} id {loaded.id} is declared by both {existing} and {loaded.path}",
+                )
+            )
+            self.failed_paths.add(path)
+            return False
+        ids[loaded.id] = loaded.path
+        return True
+
     def include_action(
         self, reference: str, origin: Origin, direct: dict[Path, None] | None, label: str
     ) -> LoadedAction | None:
@@ -79,17 +96,8 @@ class ProviderLoader:
             if action is None:
                 self.failed_paths.add(path)
                 return None
-            existing = self.action_ids.get(action.id)
-            if existing is not None and existing != action.path:
-                self.sink.add_error(
-                    Origin(action.rel, action.doc.source, "/id").fail(
-                        "action-id-duplicate",
-                        f"Action id {action.id} is declared by both {existing} and {action.path}",
-                    )
-                )
-                self.failed_paths.add(path)
+            if not self.unique("Action", path, action, self.action_ids):
                 return None
-            self.action_ids[action.id] = action.path
             self.actions[path] = action
         if path not in self.action_file_memo:
             self.action_file_memo[path] = self.attempt(action_files, self.root, action, label)
@@ -112,17 +120,8 @@ class ProviderLoader:
         if resource is None:
             self.failed_paths.add(path)
             return None
-        existing = self.resource_ids.get(resource.id)
-        if existing is not None and existing != resource.path:
-            self.sink.add_error(
-                Origin(resource.rel, resource.doc.source, "/id").fail(
-                    "resource-id-duplicate",
-                    f"Resource id {resource.id} is declared by both {existing} and {resource.path}",
-                )
-            )
-            self.failed_paths.add(path)
+        if not self.unique("Resource", path, resource, self.resource_ids):
             return None
-        self.resource_ids[resource.id] = resource.path
         self.resources[path] = resource
         self.files[resource.path] = None
         self.files[resource.content_path] = None

@@ -17,7 +17,9 @@ ResourceProtocol = Literal["markdown", "file", "graph-action", "host-action", "l
 
 
 @dataclass(slots=True)
-class LoadedGraph:
+class LoadedDefinition:
+    """A schema-checked definition file: its id, absolute and Provider-relative path, document."""
+
     id: str
     path: Path
     rel: str
@@ -29,17 +31,12 @@ class LoadedGraph:
         return value
 
 
-@dataclass(slots=True)
-class LoadedAction:
-    id: str
-    path: Path
-    rel: str
-    doc: Document
+class LoadedGraph(LoadedDefinition):
+    __slots__ = ()
 
-    @property
-    def definition(self) -> dict[str, Any]:
-        value: dict[str, Any] = self.doc.value
-        return value
+
+class LoadedAction(LoadedDefinition):
+    __slots__ = ()
 
 
 @dataclass(slots=True)

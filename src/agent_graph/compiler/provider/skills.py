@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...documents.paths import Origin, ensure_file
+from ...documents.paths import Origin, display_path, ensure_file
 from ...documents.sourcemap import join_pointer
 from ...documents.sources import read_markdown, read_structured
 from .model import LoadedProvider
@@ -23,15 +23,6 @@ _BINDING_KEYS = (
     ("agent-graph.entry", "entry"),
 )
 _DRIVE_ABSOLUTE = re.compile(r"^[A-Za-z]:[\\/]")
-
-
-def display_path(path: Path) -> str:
-    """A path as the user would recognise it: relative to the working directory when inside it."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return str(path)
-    return str(path) if rel.startswith("..") else rel.replace("\\", "/")
 
 
 @dataclass(frozen=True, slots=True)

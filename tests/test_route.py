@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shlex
 import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +27,7 @@ import agent_graph
 from agent_graph.canonical import digest_file, digest_value
 from agent_graph.documents.schema import validate
 from agent_graph.errors import AgentGraphError
+from agent_graph.exec import run, shell_argv
 from agent_graph.vm import Program
 from agent_graph.vm.locations import (
     FileLocation,
@@ -37,7 +39,8 @@ from agent_graph.vm.locations import (
     locate_resource,
     validate_host_action_result,
 )
-from agent_graph.vm.route import Route, shell_quote
+from agent_graph.vm.route import CommandStep, Route, shell_quote
+from tree_support import write_tree
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 RECEIPTS = "agent-graph.resource-read-receipts.v1"
@@ -202,14 +205,13 @@ _AUTHORITIES = ["main.approve", "main.skip"]
 
 
 def write_fixture(root: Path) -> Path:
+    files = {}
     for chunk in _FIXTURE.split("== ")[1:]:
         rel, _, text = chunk.partition("\n")
         if rel.startswith("actions/"):  # flow mappings, minus the common schema member
             text = "{schema: agent-graph.action.v1, " + text[1:]
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root / "provider.yaml"
+        files[rel] = text
+    return write_tree(root, files) / "provider.yaml"
 
 
 @pytest.fixture(scope="module")
@@ -291,6 +293,174 @@ def test_shell_quote() -> None:
     assert shell_quote("") == "''"
     assert shell_quote("plain") == "'plain'"
     assert shell_quote("it's") == "'it'\"'\"'s'"
+
+
+# -- command plans as argument vectors (CommandStep.argv, not on the wire) -----------------------
+
+
+def _steps(route: Route) -> list[tuple[str, CommandStep]]:
+    """(runner, step) for every command plan step of a route, gate Actions included."""
+    out = [(route.action.runner, step) for step in route.command_plan] if route.action else []
+    if route.gate is not None:
+        for gate_action in (route.gate.inspection_action, route.gate.resolution_action):
+            if gate_action is not None:
+                out.extend((gate_action.action.runner, s) for s in gate_action.command_plan)
+    return out
+
+
+def _assert_argv_matches_wire(runner: str, step: CommandStep) -> None:
+    assert "argv" not in step.to_dict()
+    if runner == "script":
+        assert step.command is not None
+        # what a POSIX shell parses from the wire string, and the wire string rebuilt
+        assert shlex.split(step.command) == list(step.argv)
+        assert step.command == " ".join([step.argv[0], *map(shell_quote, step.argv[1:])])
+        assert step.argv[0] in {"node", "bun", "python3", "sh"}
+        assert os.path.isabs(step.argv[1])
+    elif runner == "command":
+        assert step.command is not None
+        assert step.argv == shell_argv(step.command) == ("/bin/sh", "-c", step.command)
+    else:
+        assert (runner, step.command, step.argv) == ("host", None, ())
+
+
+def test_script_plans_carry_the_argv_their_command_quotes(program: Program) -> None:
+    found = routes(program, _AFTER_START)
+    root = str(program.root)
+    argv = {node: found[node].command_plan[0].argv for node in found if found[node].command_plan}
+    assert argv["script"] == (
+        "python3",
+        f"{root}/scripts/run it.py",
+        "--x",
+        "it's",
+        "a b",
+        "",
+        "$HOME",
+    )
+    assert argv["runtimes-node"] == ("node", f"{root}/scripts/tool.mjs")
+    assert argv["runtimes-bun"] == ("bun", f"{root}/scripts/tool.mjs", "plain")
+    assert argv["runtimes-shell"] == ("sh", f"{root}/scripts/tool.sh", "'")
+    assert argv["host"] == ()
+    delegated = routes(program, {**_AFTER_START, "authorities": _AUTHORITIES})["approve"]
+    seen = 0
+    for route in [*found.values(), delegated]:
+        for runner, step in _steps(route):
+            _assert_argv_matches_wire(runner, step)
+            seen += runner == "script"
+    assert seen >= 5  # four runtimes, and the script resolving the delegated gate
+
+
+def test_command_runner_argv_is_the_exact_shell_command(program: Program) -> None:
+    start = program.evaluate("main", "default", {}).primary
+    assert start is not None
+    (step,) = program.route("main", "default", start.route_id, {}).command_plan
+    assert step.argv == ("/bin/sh", "-c", "echo 'start' && ls")
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.iterdir() if p.is_dir()))
+def test_every_example_command_plan_has_a_matching_argv(example: str) -> None:
+    # the shipped examples use command and host runners only (each reaches a command
+    # step in its graph tests); script runners are covered by the fixture above
+    program = agent_graph.compile_provider(EXAMPLES / example / "provider.yaml")
+    runners: set[str] = set()
+    for case in sorted((EXAMPLES / example / "tests").glob("*.yaml")):
+        doc = yaml.safe_load(case.read_text(encoding="utf-8"))
+        state, entry = doc.get("state") or {}, doc.get("entry", "default")
+        for candidate in program.evaluate(doc["graph"], entry, state).candidates:
+            route = program.route(doc["graph"], entry, candidate.route_id, state)
+            for runner, step in _steps(route):
+                _assert_argv_matches_wire(runner, step)
+                runners.add(runner)
+    assert "command" in runners
+
+
+_ARGS = [
+    "plain",
+    "it's",
+    "a b",
+    "",
+    "$HOME",
+    "$(touch pwned)",
+    "`touch pwned`",
+    "a\nb",
+    "\t",
+    "back\\slash",
+    "*",
+    "-n",
+    "~",
+    "ünï",
+    '"dq"',
+    "!",
+    ";",
+    "&&",
+    "'",
+    "''",
+]
+
+
+@pytest.mark.parametrize("runtime", ["shell", "python"])
+def test_script_argv_runs_as_the_shell_would_run_the_wire_string(
+    tmp_path: Path, runtime: str
+) -> None:
+    if runtime == "python" and shutil.which("python3") is None:
+        pytest.skip("python3 is not on PATH")
+    root = tmp_path / "prov it's"
+    scripts = {
+        "shell": ("scripts/show.sh", 'printf "%s\\0" "$@"\n'),
+        "python": (
+            "scripts/show.py",
+            "import os, sys\nsys.stdout.buffer.write(b''.join(os.fsencode(a) + b'\\0' "
+            "for a in sys.argv[1:]))\n",
+        ),
+    }
+    entry, text = scripts[runtime]
+    files = {
+        "provider.yaml": "schema: agent-graph.provider.v1\nid: test.argv\nversion: 0.1.0\n"
+        "graphs: [graphs/main.yaml]\ncatalogs: {codes: codes.yaml}\n",
+        "codes.yaml": "schema: agent-graph.code-catalog.v1\ncodes:\n"
+        "  - {code: route.main.show, kind: route-reason, summary: Show}\n",
+        "graphs/main.yaml": "schema: agent-graph.graph.v1\nid: main\nentrypoints: {default: show}\n"
+        "nodes:\n  - {id: show, kind: action, reasonCode: route.main.show, "
+        "action: actions/show.yaml}\n  - {id: done, kind: terminal, terminalOutcome: completed}\n"
+        "edges:\n  - {from: show, to: done}\n",
+        "actions/show.yaml": json.dumps(
+            {
+                "schema": "agent-graph.action.v1",
+                "id": "show",
+                "runner": "script",
+                "effect": "read",
+                "runtime": runtime,
+                "entry": entry,
+                "args": _ARGS,
+            }
+        ),
+        entry: text,
+    }
+    for rel, content in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(content, encoding="utf-8")
+    program = agent_graph.compile_provider(root / "provider.yaml")
+    start = program.evaluate("main", "default", {"workspace": str(tmp_path)}).primary
+    assert start is not None
+    (step,) = program.route(
+        "main", "default", start.route_id, {"workspace": str(tmp_path)}
+    ).command_plan
+    assert step.command is not None
+    env = dict(os.environ)  # the runtimes are found on PATH (python3 may be a pyenv shim)
+    direct, through_shell = (
+        run(
+            argv,
+            cwd=step.working_directory,
+            env=env,
+            timeout_s=20,
+            max_stdout=1 << 16,
+            max_stderr=1 << 16,
+        )
+        for argv in (step.argv, shell_argv(step.command))
+    )
+    expected = b"".join(a.encode() + b"\0" for a in _ARGS)
+    assert direct.check().stdout == through_shell.check().stdout == expected
+    assert not (tmp_path / "pwned").exists()
 
 
 @pytest.mark.parametrize(

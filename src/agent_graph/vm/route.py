@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..exec.argv import shell_argv
 from ..ir import records as r
 from .evaluate import Candidate
 from .locations import FileLocation, Location, locate_file, locate_resource, with_read_state
@@ -33,13 +34,22 @@ def shell_quote(value: str) -> str:
 @dataclass(frozen=True, slots=True)
 class CommandStep:
     """One step of a command plan: a shell ``command`` or a host ``handler`` (exactly one),
-    its effect, and where it runs (``cwd`` as authored, ``working_directory`` resolved)."""
+    its effect, and where it runs (``cwd`` as authored, ``working_directory`` resolved).
+
+    ``argv`` is the same step as an argument vector, for running it without a shell
+    (``agent_graph.exec.run``); it is not part of the wire form. Script runner:
+    ``(runtime command, absolute entry, *args)``, and ``command`` is that vector in POSIX
+    shell quoting (the runtime word bare, every other item :func:`shell_quote`-d), so
+    ``shlex.split(command) == list(argv)``. Command runner: ``command`` is the author's
+    exact shell command and ``argv`` is ``shell_argv(command)`` (``/bin/sh -c command``).
+    Host steps have no argv (``()``)."""
 
     effect: str
     cwd: str
     working_directory: str
     command: str | None = None
     handler: str | None = None
+    argv: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = (
@@ -229,13 +239,20 @@ class _Builder:
         where = str(self.root) if action.cwd == "provider" else self.workspace
         if action.runner == "command":
             assert action.command is not None
-            return (CommandStep(action.effect, action.cwd, where, command=action.command),)
+            command = action.command
+            return (
+                CommandStep(
+                    action.effect, action.cwd, where, command=command, argv=shell_argv(command)
+                ),
+            )
         if action.runner == "script":
             assert action.entry is not None
             assert action.runtime is not None
-            parts = [_RUNTIME_COMMAND[action.runtime], shell_quote(str(self.root / action.entry))]
-            parts.extend(shell_quote(arg) for arg in action.args)
-            return (CommandStep(action.effect, action.cwd, where, command=" ".join(parts)),)
+            runtime = _RUNTIME_COMMAND[action.runtime]
+            argv = (runtime, str(self.root / action.entry), *action.args)
+            # the wire string: the runtime word bare, every other item quoted
+            command = " ".join([runtime, *(shell_quote(arg) for arg in argv[1:])])
+            return (CommandStep(action.effect, action.cwd, where, command=command, argv=argv),)
         if action.runner == "host":
             return (CommandStep(action.effect, action.cwd, where, handler=action.handler),)
         return ()

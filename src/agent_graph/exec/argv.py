@@ -1,0 +1,102 @@
+"""Argument vectors: validation, the one explicit way to ask for a shell, and finding the
+executable the way ``execvp`` would (through the child's ``PATH``, relative to its cwd)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from .codes import ARGV_INVALID, CWD_INVALID, CWD_MISSING, NOT_EXECUTABLE, NOT_FOUND, ExecError
+
+SHELL = "/bin/sh"
+
+
+def shell_argv(command: str) -> tuple[str, ...]:
+    """``("/bin/sh", "-c", command)``: run ``command`` as an exact POSIX shell command.
+
+    This is the only place the exec layer involves a shell; every other vector runs its
+    program directly, so ``;``, ``$(…)``, globs and quotes in arguments mean nothing."""
+    if not isinstance(command, str):
+        raise ExecError(ARGV_INVALID, "A shell command must be a string", {"command": command})
+    return (SHELL, "-c", command)
+
+
+def check_argv(argv: Sequence[str]) -> tuple[str, ...]:
+    """A non-empty sequence of strings without NUL bytes, the program name non-empty."""
+    if isinstance(argv, str | bytes) or not isinstance(argv, Sequence):
+        raise ExecError(
+            ARGV_INVALID, "An argument vector must be a sequence of strings, not a string"
+        )
+    out = tuple(argv)
+    if not out:
+        raise ExecError(ARGV_INVALID, "An argument vector must not be empty")
+    for index, arg in enumerate(out):
+        if not isinstance(arg, str):
+            raise ExecError(
+                ARGV_INVALID,
+                f"Argument {index} is a {type(arg).__name__}, not a string",
+                {"index": index},
+            )
+        if "\0" in arg:
+            raise ExecError(ARGV_INVALID, f"Argument {index} contains a NUL byte", {"index": index})
+    if not out[0]:
+        raise ExecError(ARGV_INVALID, "The program name is empty")
+    return out
+
+
+def check_cwd(cwd: str | os.PathLike[str]) -> str:
+    """The absolute working directory; it must exist and be a directory."""
+    try:
+        where = os.fspath(cwd)
+    except TypeError:
+        where = None
+    if not isinstance(where, str) or not where or "\0" in where:
+        raise ExecError(CWD_INVALID, f"Working directory is invalid: {cwd!r}")
+    where = os.path.abspath(where)
+    if not os.path.exists(where):
+        raise ExecError(CWD_MISSING, f"Working directory does not exist: {where}", {"cwd": where})
+    if not os.path.isdir(where):
+        raise ExecError(
+            CWD_INVALID, f"Working directory is not a directory: {where}", {"cwd": where}
+        )
+    return where
+
+
+def resolve_executable(name: str, *, path: str | None, cwd: str) -> str:
+    """The file ``execvp`` would run for ``name`` in a child with ``PATH=path`` and ``cwd``.
+
+    A name with a ``/`` is a path (relative to ``cwd``); any other name is looked up in
+    ``path`` (``os.defpath`` when the child has no ``PATH``; an empty entry is the cwd).
+    Missing → ``exec-not-found``; found but a directory or without execute permission →
+    ``exec-not-executable``."""
+    if "/" in name:
+        candidate = os.path.join(cwd, name)
+        if not os.path.exists(candidate):
+            raise ExecError(NOT_FOUND, f"Executable not found: {name}", {"program": name})
+        if not _runnable(candidate):
+            raise _not_executable(name, candidate)
+        return candidate
+    denied: str | None = None
+    search = os.defpath if path is None else path
+    for directory in search.split(os.pathsep):
+        candidate = os.path.join(cwd, directory or ".", name)
+        if _runnable(candidate):
+            return candidate
+        if denied is None and os.path.exists(candidate):
+            denied = candidate
+    if denied is not None:
+        raise _not_executable(name, denied)
+    raise ExecError(
+        NOT_FOUND, f"Executable not found on PATH: {name}", {"program": name, "path": search}
+    )
+
+
+def _runnable(candidate: str) -> bool:
+    return os.path.isfile(candidate) and os.access(candidate, os.X_OK)
+
+
+def _not_executable(name: str, candidate: str) -> ExecError:
+    why = "is a directory" if os.path.isdir(candidate) else "is not executable"
+    return ExecError(
+        NOT_EXECUTABLE, f"`{name}` {why}: {candidate}", {"program": name, "file": candidate}
+    )

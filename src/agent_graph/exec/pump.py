@@ -1,0 +1,171 @@
+"""Concurrent, bounded pipe I/O: feed stdin, read stdout and stderr through one selector.
+
+Never more than ``limit + 1`` bytes of a stream are held: a read asks for at most what
+is left before the limit plus one byte, and the byte past the limit is dropped again as
+soon as it proves the overflow. Past its limit a stream is still read (so a child that
+is being terminated is not blocked on a full pipe), but the bytes are discarded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import time
+from typing import IO
+
+from .result import Overflow, Stream
+
+CHUNK = 65536
+
+
+class _Capture:
+    __slots__ = ("data", "file", "limit", "name", "over")
+
+    def __init__(self, name: Stream, file: IO[bytes], limit: int) -> None:
+        self.name: Stream = name
+        self.file = file
+        self.limit = limit
+        self.data = bytearray()
+        self.over = False
+
+
+class _Feed:
+    __slots__ = ("file", "pending", "registered")
+
+    def __init__(self, file: IO[bytes], data: bytes) -> None:
+        self.file = file
+        self.pending = memoryview(data)
+        self.registered = False
+
+
+class Pump:
+    """Owns the parent's ends of the pipes (and, optionally, a descriptor that becomes
+    readable when the child exits, so waiting for output also waits for the exit)."""
+
+    def __init__(
+        self,
+        stdout: IO[bytes],
+        stderr: IO[bytes],
+        limits: tuple[int, int],
+        *,
+        stdin: IO[bytes] | None = None,
+        data: bytes = b"",
+        wake: int | None = None,
+    ) -> None:
+        self.overflow: Overflow | None = None
+        self._selector = selectors.DefaultSelector()
+        self._captures = (
+            _Capture("stdout", stdout, limits[0]),
+            _Capture("stderr", stderr, limits[1]),
+        )
+        self._feed: _Feed | None = None
+        self._wake = wake
+        for capture in self._captures:
+            os.set_blocking(capture.file.fileno(), False)
+            self._selector.register(capture.file.fileno(), selectors.EVENT_READ, capture)
+        if stdin is not None:
+            self._feed = _Feed(stdin, data)
+            if data:
+                os.set_blocking(stdin.fileno(), False)
+                self._selector.register(stdin.fileno(), selectors.EVENT_WRITE, self._feed)
+                self._feed.registered = True
+            else:
+                self.close_stdin()
+        if wake is not None:
+            self._selector.register(wake, selectors.EVENT_READ, None)
+
+    @property
+    def reading(self) -> bool:
+        """Whether a stream is still open (no end of file yet)."""
+        return any(not c.file.closed for c in self._captures)
+
+    def output(self) -> tuple[bytes, bytes]:
+        return bytes(self._captures[0].data), bytes(self._captures[1].data)
+
+    def step(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for the pipes (or the wake descriptor), then
+        move what is ready."""
+        for key, _ in self._selector.select(max(timeout, 0.0)):
+            target = key.data
+            if isinstance(target, _Capture):
+                self._read(target)
+            elif isinstance(target, _Feed):
+                self._write(target)
+
+    def drain(self, timeout: float) -> None:
+        """Read until both streams end or ``timeout`` seconds pass; stdin is closed first."""
+        self.close_stdin()
+        self.stop_waking()
+        deadline = time.monotonic() + timeout
+        while self.reading:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            self.step(left)
+
+    def stop_waking(self) -> None:
+        if self._wake is not None:
+            self._selector.unregister(self._wake)
+            self._wake = None
+
+    def close_stdin(self) -> None:
+        feed = self._feed
+        if feed is None:
+            return
+        self._feed = None
+        if feed.registered:
+            self._selector.unregister(feed.file.fileno())
+        feed.pending = memoryview(b"")
+        close_file(feed.file)
+
+    def close(self) -> None:
+        self.close_stdin()
+        self.stop_waking()
+        for capture in self._captures:
+            self._finish(capture)
+        self._selector.close()
+
+    def _read(self, capture: _Capture) -> None:
+        want = CHUNK if capture.over else min(CHUNK, capture.limit + 1 - len(capture.data))
+        try:
+            chunk = os.read(capture.file.fileno(), want)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self._finish(capture)
+            return
+        if capture.over:
+            return
+        capture.data += chunk
+        if len(capture.data) > capture.limit:
+            del capture.data[capture.limit :]
+            capture.over = True
+            if self.overflow is None:
+                self.overflow = Overflow(capture.name, capture.limit)
+
+    def _write(self, feed: _Feed) -> None:
+        try:
+            written = os.write(feed.file.fileno(), feed.pending[:CHUNK])
+        except BlockingIOError:
+            return
+        except OSError:  # BrokenPipeError: the child closed its stdin; the rest is moot
+            self.close_stdin()
+            return
+        feed.pending = feed.pending[written:]
+        if not feed.pending:
+            self.close_stdin()
+
+    def _finish(self, capture: _Capture) -> None:
+        if not capture.file.closed:
+            self._selector.unregister(capture.file.fileno())
+            close_file(capture.file)
+
+
+def close_file(file: IO[bytes] | None) -> None:
+    """Close one of Popen's pipe ends, ignoring errors."""
+    if file is not None:
+        with contextlib.suppress(OSError):
+            file.close()

@@ -29,7 +29,6 @@ from hypothesis import strategies as st
 from agent_graph import canonical
 from agent_graph.canonical import (
     digest_bytes,
-    digest_file,
     digest_text,
     digest_value,
     js_number,
@@ -38,6 +37,7 @@ from agent_graph.canonical import (
     locale_sorted,
     stable_stringify,
 )
+from agent_graph.documents.files import digest_file
 from agent_graph.errors import AgentGraphError
 
 DIGEST = re.compile(r"sha256:[0-9a-f]{64}\Z")

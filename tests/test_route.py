@@ -24,7 +24,8 @@ import pytest
 import yaml
 
 import agent_graph
-from agent_graph.canonical import digest_file, digest_value
+from agent_graph.canonical import digest_value
+from agent_graph.documents.files import digest_file
 from agent_graph.documents.schema import validate
 from agent_graph.errors import AgentGraphError
 from agent_graph.exec import run, shell_argv

@@ -34,7 +34,6 @@ under ``zh_CN`` sorts Han by pinyin, ``sv_SE`` puts å ä ö after z).
 from __future__ import annotations
 
 import math
-import os
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -50,7 +49,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "digest_bytes",
-    "digest_file",
     "digest_text",
     "digest_value",
     "js_number",
@@ -552,29 +550,6 @@ def digest_value(v: Any) -> str:
     if data is None:
         data = _escape_lone_surrogates(text).encode("utf-8")
     return _sha256_hex(data)
-
-
-def digest_file(p: str | os.PathLike[str]) -> str:
-    """SHA-256 of the raw bytes of file ``p``.
-
-    An unreadable file raises ``AgentGraphError("file-read-failed")``.
-    """
-    from hashlib import sha256
-
-    h = sha256()
-    try:
-        with open(p, "rb") as f:
-            while chunk := f.read(1 << 20):
-                h.update(chunk)
-    except OSError as exc:
-        from .errors import AgentGraphError, Diagnostic
-
-        where = os.path.abspath(p)
-        message = f"Cannot read `{where}`: {exc.strerror or exc}"
-        raise AgentGraphError(
-            "file-read-failed", message, [Diagnostic("file-read-failed", message, path=where)]
-        ) from exc
-    return "sha256:" + h.hexdigest()
 
 
 _SAFE_INTEGER = 2**53

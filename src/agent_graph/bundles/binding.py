@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..canonical import digest_bytes, digest_value
+from ..documents.files import read_bytes
 from ..documents.json_text import read_json
 from ..documents.paths import Origin, list_files_recursive, portable
 from ..errors import AgentGraphError, Diagnostic
@@ -118,8 +119,7 @@ def verify_ir(bundle: Bundle) -> BoundIR | None:
             f"Bundle IR was compiled for manifest {value['bundle']}, not {bundle.digest}",
         )
     path = checker.contained_file(value["ir"], "bundle IR", "/ir")
-    with open(path, "rb") as handle:
-        data = handle.read()
+    data = read_bytes(path, display=value["ir"])
     if digest_bytes(data) != value["irDigest"]:
         raise _binding_fail(
             "/irDigest", "bundle-ir-digest-mismatch", f"Bundle IR digest mismatch: {value['ir']}"
@@ -217,6 +217,9 @@ def open_verified_ir(manifest: str | os.PathLike[str]) -> tuple[BoundIR, Bundle]
         return None
     if bound is None or bound.program is None:
         return None
-    if not directories_unchanged(bundle, bound.directories):
+    try:
+        if not directories_unchanged(bundle, bound.directories):
+            return None
+    except AgentGraphError:
         return None
     return bound, bundle

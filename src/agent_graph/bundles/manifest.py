@@ -41,7 +41,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..canonical import digest_file, digest_value
+from ..canonical import digest_value
+from ..documents.files import digest_file
 from ..documents.paths import Origin, ensure_file, resolve_contained
 from ..documents.sourcemap import SourceMap
 from ..errors import AgentGraphError

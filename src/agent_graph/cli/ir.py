@@ -42,14 +42,21 @@ def _refuse_foreign(path: Path) -> None:
     from ..errors import AgentGraphError
     from ..ir.codec import MAGIC
 
-    if not path.exists():
+    if not os.path.lexists(path):
         return
+    if not path.is_file():  # a FIFO, a device, a directory: never opened, never replaced
+        raise AgentGraphError(
+            "ir-target-exists", f"Refusing to replace {path}: it is not a compiled IR file"
+        )
     try:
-        with path.open("rb") as handle:
-            head = handle.read(64)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            head = os.read(fd, 64)
+        finally:
+            os.close(fd)
     except OSError as error:
         raise AgentGraphError("file-write-failed", f"Cannot write {path}: {error}") from None
-    if not path.is_file() or MAGIC.encode() not in head:
+    if MAGIC.encode() not in head:
         raise AgentGraphError(
             "ir-target-exists", f"Refusing to replace {path}: it is not a compiled IR file"
         )
@@ -80,16 +87,12 @@ def ir_build_command(ctx: click.Context, /, output: str, **local: Any) -> None:
 
 
 def _read_ir(path: Path) -> bytes:
+    from ..documents.files import read_bytes
     from ..errors import AgentGraphError
 
-    try:
-        if not path.is_file():
-            raise AgentGraphError("file-missing", f"Compiled IR file does not exist: {path}")
-        return path.read_bytes()
-    except OSError as error:
-        raise AgentGraphError(
-            "file-read-failed", f"Cannot read {path}: {error.strerror or error}"
-        ) from None
+    if not os.path.lexists(path):
+        raise AgentGraphError("file-missing", f"Compiled IR file does not exist: {path}")
+    return read_bytes(path, display=str(path))
 
 
 @ir_group.command("dump")

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from agent_graph.errors import AgentGraphError, Diagnostic
 
-__all__ = ["MAX_FILE_BYTES", "file_error", "read_bytes", "read_text"]
+__all__ = ["MAX_FILE_BYTES", "digest_file", "file_error", "read_bytes", "read_text"]
 
 #: Largest file read (32 MiB). Real Provider files are kilobytes; the
 #: cap keeps a mistaken path (a log, an archive, a device) from eating memory.
@@ -36,26 +36,38 @@ def file_error(
     return AgentGraphError(code, message, [diagnostic])
 
 
-def read_bytes(abs_path: Path, display: str) -> bytes:
-    def unreadable(reason: str) -> AgentGraphError:
-        return file_error("file-read-failed", f"Cannot read {abs_path}: {reason}", display)
+def _unreadable(abs_path: Path | str, display: str, reason: str) -> AgentGraphError:
+    return file_error("file-read-failed", f"Cannot read {abs_path}: {reason}", display)
 
-    # O_NONBLOCK: opening a FIFO must not hang; anything but a regular file is refused.
+
+def _open_regular(abs_path: Path | str, display: str) -> tuple[int, os.stat_result]:
+    """A read descriptor of a regular file; never blocks (a FIFO, a device are refused)."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    flags |= getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(abs_path, flags)
     except OSError as error:
-        raise unreadable(error.strerror or str(error)) from None
+        raise _unreadable(abs_path, display, error.strerror or str(error)) from None
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
-            raise unreadable(os.strerror(errno.EISDIR))
+            raise _unreadable(abs_path, display, os.strerror(errno.EISDIR))
         if not stat.S_ISREG(info.st_mode):
-            raise unreadable("not a regular file")
-        if info.st_size > MAX_FILE_BYTES:
-            raise _too_large(abs_path, info.st_size, display)
+            raise _unreadable(abs_path, display, "not a regular file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, info
+
+
+def read_bytes(abs_path: Path, display: str, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes (``limit`` + 1 are read at most)."""
+    fd, info = _open_regular(abs_path, display)
+    try:
+        if info.st_size > limit:
+            raise _too_large(abs_path, info.st_size, display, limit)
         chunks: list[bytes] = []
-        remaining = MAX_FILE_BYTES + 1
+        remaining = limit + 1
         while remaining > 0:
             chunk = os.read(fd, min(remaining, 1 << 20))
             if not chunk:
@@ -63,22 +75,42 @@ def read_bytes(abs_path: Path, display: str) -> bytes:
             chunks.append(chunk)
             remaining -= len(chunk)
     except OSError as error:
-        raise unreadable(error.strerror or str(error)) from None
+        raise _unreadable(abs_path, display, error.strerror or str(error)) from None
     finally:
         os.close(fd)
     data = b"".join(chunks)
-    if len(data) > MAX_FILE_BYTES:
-        raise _too_large(abs_path, len(data), display)
+    if len(data) > limit:
+        raise _too_large(abs_path, len(data), display, limit)
     return data
 
 
-def _too_large(abs_path: Path, size: int, display: str) -> AgentGraphError:
+def digest_file(path: str | os.PathLike[str]) -> str:
+    """SHA-256 of a regular file's bytes, streamed (no size cap: nothing is kept).
+
+    An unreadable file raises ``AgentGraphError("file-read-failed")``.
+    """
+    from hashlib import sha256
+
+    where = os.path.abspath(path)
+    h = sha256()
+    fd, _ = _open_regular(where, where)
+    try:
+        while chunk := os.read(fd, 1 << 20):
+            h.update(chunk)
+    except OSError as error:
+        raise _unreadable(where, where, error.strerror or str(error)) from None
+    finally:
+        os.close(fd)
+    return "sha256:" + h.hexdigest()
+
+
+def _too_large(abs_path: Path, size: int, display: str, limit: int) -> AgentGraphError:
     return file_error(
         "file-too-large",
         f"Cannot read {abs_path}: the file has {size} bytes, more than the "
-        f"{MAX_FILE_BYTES // (1024 * 1024)} MiB limit for definition files",
+        f"{limit // (1024 * 1024)} MiB limit for definition files",
         display,
-        detail={"size": size, "limit": MAX_FILE_BYTES},
+        detail={"size": size, "limit": limit},
     )
 
 

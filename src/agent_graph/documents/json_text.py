@@ -7,7 +7,6 @@ command line) never imports the YAML machinery.
 from __future__ import annotations
 
 import json
-import os
 import re
 from bisect import bisect_right
 from collections.abc import Callable
@@ -17,8 +16,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from agent_graph.canonical import to_js_number
-from agent_graph.documents.files import MAX_FILE_BYTES
+from agent_graph.documents.files import read_bytes
 from agent_graph.documents.sourcemap import MAX_DEPTH, ParseError, SourceMap, escape_token
+from agent_graph.errors import AgentGraphError
 
 __all__ = ["JsonError", "parse_json", "read_json"]
 
@@ -197,11 +197,15 @@ def parse_json(text: str) -> tuple[Any, SourceMap]:
 
 
 def read_json(path: Path) -> Any:
-    """Strict JSON (``JSON.parse`` rules: no NaN/Infinity); raises ValueError or OSError."""
-    with open(path, "rb") as handle:
-        if os.fstat(handle.fileno()).st_size > MAX_FILE_BYTES:
-            raise ValueError("file too large")
-        data = handle.read(MAX_FILE_BYTES + 1)
+    """Strict JSON (``JSON.parse`` rules: no NaN/Infinity), without positions.
+
+    Read through :func:`~agent_graph.documents.files.read_bytes` (never blocks, capped);
+    raises ValueError or OSError with a one-line reason.
+    """
+    try:
+        data = read_bytes(path, display=str(path))
+    except AgentGraphError as exc:
+        raise OSError(exc.message) from None
     text = data.decode("utf-8").removeprefix("\ufeff")
     if "\0" in text:
         raise ValueError("NUL character")

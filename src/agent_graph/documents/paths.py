@@ -74,6 +74,10 @@ def resolve_contained(root: Path, reference: str, label: str, origin: Origin) ->
 def ensure_file(path: Path, label: str, origin: Origin) -> None:
     try:
         info = path.stat()
+    except PermissionError as error:  # it may exist: say what is wrong, not "missing"
+        raise origin.fail(
+            "file-read-failed", f"{label} cannot be read: {path}: {error.strerror}"
+        ) from None
     except (OSError, ValueError):
         info = None
     if info is None or not stat.S_ISREG(info.st_mode):
@@ -102,7 +106,8 @@ def list_files_recursive(directory: Path) -> list[Path]:
     """Regular files below ``directory``; symlinked files and directories are skipped.
 
     Iterative so a deep tree cannot exhaust the stack; siblings in collation order
-    like the reference (the order only affects iteration, not results).
+    like the reference (the order only affects iteration, not results). A folder that
+    cannot be listed is ``file-read-failed``, never skipped.
     """
     from ..canonical import locale_sorted
 
@@ -112,8 +117,13 @@ def list_files_recursive(directory: Path) -> list[Path]:
         current = stack.pop()
         try:
             entries = {e.name: e for e in os.scandir(current)}
-        except OSError:
+        except FileNotFoundError:
             continue
+        except OSError as error:  # an unreadable folder would silently lose its files
+            message = f"Cannot list {current}: {error.strerror or error}"
+            raise AgentGraphError(
+                "file-read-failed", message, [Diagnostic("file-read-failed", message)]
+            ) from None
         subdirs: list[Path] = []
         for name in locale_sorted(list(entries)):
             entry = entries[name]

@@ -47,12 +47,12 @@ from ...bundles import (
 )
 from ...canonical import (
     _escape_lone_surrogates,
-    digest_file,
     digest_value,
     js_sorted,
     locale_sorted,
 )
 from ...documents import schema
+from ...documents.files import digest_file
 from ...errors import AgentGraphError
 from .bundle_check import catalog_entries, dependency_index, reachable_paths, skill_directories
 from .model import LoadedProvider

@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...canonical import digest_file, digest_value, js_sorted, locale_sorted
+from ...canonical import digest_value, js_sorted, locale_sorted
+from ...documents.files import digest_file
 from ...documents.paths import portable
 
 

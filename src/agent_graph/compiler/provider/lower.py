@@ -10,7 +10,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ...canonical import digest_file, js_sorted
+from ...canonical import js_sorted
+from ...documents.files import digest_file
 from ...documents.paths import portable
 from ...documents.sources import read_markdown, read_structured
 from ...errors import AgentGraphError

@@ -4,12 +4,14 @@ For a generated 1,000-node chain Provider and for the largest example (most node
 
 * build: ``load_provider`` + ``build_bundle`` in process (sources -> bundle with IR);
 * build (cold): an ``agc build`` process;
-* load: ``agent_graph.open_bundle`` in process (every digest checked, IR decoded), next to
-  the full verifying load of the same bundle (``load_provider`` + ``lower``) and the
-  compile of the sources;
+* load: ``agent_graph.open_bundle`` in process with a trust store that has seen the
+  IR verified (every digest checked, IR decoded), next to ``compile_provider`` on the
+  bundle without a store (every check, compile, IR bytes compared: what a bundle's
+  first load costs, docs/trust.md) and the compile of the sources;
 * cold evaluate: wall time of a fresh ``agc evaluate <graph> --format json`` process on
-  the bundle and on the sources, and of a fresh host process that calls
-  ``agent_graph.compile_provider(...).evaluate(...)`` on each; plus the bare
+  the bundle (trust store warm, and off) and on the sources, and of a fresh host
+  process that calls ``agent_graph.compile_provider(...).evaluate(...)`` on each (with
+  a warm trust store for the bundle); plus the bare
   interpreter start (``python -c pass``) those sit on. Cold processes run with
   bytecode caches written (``PYTHONDONTWRITEBYTECODE`` is dropped for them), as an
   installed package has them.
@@ -40,15 +42,17 @@ from generate import write_chain_provider
 
 import agent_graph
 from agent_graph import compile_provider
+from agent_graph.bundles import TRUST_ENV, TrustStore
 from agent_graph.compiler import load_provider
 from agent_graph.compiler.provider.builder import build_bundle
-from agent_graph.compiler.provider.lower import lower
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 HOST = (
     "import sys, agent_graph\n"
-    "agent_graph.compile_provider(sys.argv[1]).evaluate(sys.argv[2], 'default', {})\n"
+    "trust = sys.argv[3] if len(sys.argv) > 3 else None\n"
+    "agent_graph.compile_provider(sys.argv[1], trust=trust)"
+    ".evaluate(sys.argv[2], 'default', {})\n"
 )
 
 
@@ -66,10 +70,11 @@ def agc_command() -> list[str]:
     return [str(script)] if script.is_file() else [sys.executable, "-m", "agent_graph"]
 
 
-def cold_ms(argv: list[str], runs: int, cwd: Path) -> float:
+def cold_ms(argv: list[str], runs: int, cwd: Path, trust: str = "off") -> float:
     # an installed package has its bytecode compiled; without caches every import would
     # compile its module from source, which is not what a host pays
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env[TRUST_ENV] = trust
 
     def once() -> None:
         subprocess.run(argv, cwd=cwd, check=True, capture_output=True, env=env)
@@ -101,15 +106,19 @@ def measure(name: str, manifest: Path, graph: str, work: Path, runs: int) -> dic
     row["build_cold_ms"] = cold_ms([*cli, "build", str(out), "-m", str(manifest)], runs, work)
     row["files"] = len(json.loads(bundle.read_text(encoding="utf-8"))["files"])
     row["bundle_bytes"] = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
-    assert agent_graph.open_bundle(bundle) is not None
-    row["load_ms"] = median_ms(lambda: agent_graph.open_bundle(bundle), runs)
-    row["load_full_ms"] = median_ms(lambda: lower(load_provider(bundle)), runs)
+    store = TrustStore(work / f"{name}-trust")
+    compile_provider(bundle, trust=store)  # verifies the IR once and remembers it
+    assert agent_graph.open_bundle(bundle, trust=store) is not None
+    row["load_ms"] = median_ms(lambda: agent_graph.open_bundle(bundle, trust=store), runs)
+    row["load_full_ms"] = median_ms(lambda: compile_provider(bundle), runs)
     row["compile_sources_ms"] = median_ms(lambda: compile_provider(manifest), runs)
     evaluate = [*cli, "evaluate", graph, "--format", "json", "-m"]
-    row["cold_agc_evaluate_bundle_ms"] = cold_ms([*evaluate, str(bundle)], runs, work)
+    warm = str(store.directory)
+    row["cold_agc_evaluate_bundle_ms"] = cold_ms([*evaluate, str(bundle)], runs, work, warm)
+    row["cold_agc_evaluate_unverified_ms"] = cold_ms([*evaluate, str(bundle)], runs, work)
     row["cold_agc_evaluate_sources_ms"] = cold_ms([*evaluate, str(manifest)], runs, work)
     host = [sys.executable, "-c", HOST]
-    row["cold_host_bundle_ms"] = cold_ms([*host, str(bundle), graph], runs, work)
+    row["cold_host_bundle_ms"] = cold_ms([*host, str(bundle), graph, warm], runs, work)
     row["cold_host_sources_ms"] = cold_ms([*host, str(manifest), graph], runs, work)
     return row
 
@@ -135,10 +144,11 @@ def main() -> None:
     columns = [
         ("build_ms", "build"),
         ("build_cold_ms", "agc build"),
-        ("load_ms", "load IR"),
-        ("load_full_ms", "load full"),
+        ("load_ms", "load trusted"),
+        ("load_full_ms", "load verify"),
         ("compile_sources_ms", "compile src"),
         ("cold_agc_evaluate_bundle_ms", "agc eval bundle"),
+        ("cold_agc_evaluate_unverified_ms", "agc eval verify"),
         ("cold_agc_evaluate_sources_ms", "agc eval src"),
         ("cold_host_bundle_ms", "host bundle"),
         ("cold_host_sources_ms", "host src"),

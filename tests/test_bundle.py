@@ -37,6 +37,9 @@ MANIFESTS = sorted(EXAMPLES.glob("*/provider.yaml"))
 CASES = sorted(EXAMPLES.glob("*/tests/*.yaml"))
 
 
+TRUST = b.TrustStore(os.environ[b.TRUST_ENV])  # a temporary folder (conftest.py)
+
+
 def write(root: Path, files: dict[str, str]) -> Path:
     for rel, text in files.items():
         target = root / rel
@@ -66,7 +69,9 @@ TINY = {
 
 
 def build(manifest: Path, out: Path) -> Path:
+    """Build, then load once with the trust store, which verifies the IR and remembers it."""
     build_bundle(load_provider(manifest), out)
+    agent_graph.compile_provider(out / "manifest.json", trust=TRUST)
     return out / "manifest.json"
 
 
@@ -142,7 +147,7 @@ def test_bundle_evaluates_and_routes_exactly_as_its_sources(
     value = read_structured(case, display=case.name).value
     example = case.parent.parent
     manifest = built[example.name]
-    program = agent_graph.open_bundle(manifest)
+    program = agent_graph.open_bundle(manifest, trust=TRUST)
     assert program is not None, "an agc bundle evaluates from its IR"
     source = agent_graph.compile_provider(example / "provider.yaml")
     assert program.to_bytes() == source.to_bytes()
@@ -175,7 +180,8 @@ def test_the_full_loader_accepts_the_bundle_and_lowers_to_the_bound_ir(
 def test_the_ir_path_needs_no_yaml_or_json_schema(built: dict[str, Path]) -> None:
     code = (
         "import sys, agent_graph\n"
-        f"p = agent_graph.compile_provider({str(built['weekly-report'])!r})\n"
+        f"p = agent_graph.compile_provider({str(built['weekly-report'])!r}, "
+        f"trust={str(TRUST.directory)!r})\n"
         "e = p.evaluate('report', 'default', {})\n"
         "print(e.primary.node.id)\n"
         "heavy = {'yaml', 'jsonschema', 'jsonschema_rs', 'lark', 'click', 'pyuca'}\n"
@@ -187,7 +193,7 @@ def test_the_ir_path_needs_no_yaml_or_json_schema(built: dict[str, Path]) -> Non
 
 def test_a_bundle_without_ir_compiles_as_it_loads(tiny: Path) -> None:
     drop_ir(tiny)
-    assert agent_graph.open_bundle(tiny) is None
+    assert agent_graph.open_bundle(tiny, trust=TRUST) is None
     program = agent_graph.compile_provider(tiny)
     assert program.root == tiny.parent
     assert program.evaluate("main").primary is not None
@@ -207,13 +213,13 @@ def test_an_ir_of_another_format_version_is_ignored_and_the_bundle_compiled(tiny
     (tiny.parent / b.ir_path(digest)).write_bytes(data)
     fresh = b.binding_document(binding["bundle"], digest, binding["directories"])
     binding_path.write_text(json.dumps(fresh), encoding="utf-8")
-    assert agent_graph.open_bundle(tiny) is None
+    assert agent_graph.open_bundle(tiny, trust=TRUST) is None
     assert agent_graph.compile_provider(tiny).evaluate("main").primary is not None
 
 
 def test_the_source_manifest_is_not_a_bundle() -> None:
-    assert agent_graph.open_bundle(MANIFESTS[0]) is None
-    assert agent_graph.open_bundle(MANIFESTS[0].parent / "missing.json") is None
+    assert agent_graph.open_bundle(MANIFESTS[0], trust=TRUST) is None
+    assert agent_graph.open_bundle(MANIFESTS[0].parent / "missing.json", trust=TRUST) is None
 
 
 # -- Part A --------------------------------------------------------------------------------------
@@ -285,7 +291,7 @@ def test_a_symlink_inside_the_bundle_is_followed(tiny: Path) -> None:
     moved = tiny.parent / "ir-real"
     ir_dir.rename(moved)
     ir_dir.symlink_to(moved, target_is_directory=True)
-    assert agent_graph.open_bundle(tiny) is not None
+    assert agent_graph.open_bundle(tiny, trust=TRUST) is not None
 
 
 def test_a_symlinked_directory_pointing_out_is_refused(tiny: Path, tmp_path: Path) -> None:
@@ -314,7 +320,7 @@ def test_an_extra_listed_file_is_refused(tiny: Path) -> None:
 def test_a_file_added_to_a_skill_directory_is_refused(tiny: Path) -> None:
     # the Skill directory is reachable as a whole: a new file changes the file set
     (tiny.parent / "skills" / "writer" / "new.md").write_text("new\n", encoding="utf-8")
-    assert agent_graph.open_bundle(tiny) is None
+    assert agent_graph.open_bundle(tiny, trust=TRUST) is None
     assert refused(tiny).code == "bundle-files-mismatch"
 
 
@@ -471,7 +477,7 @@ def test_every_damaged_byte_is_detected(built: dict[str, Path], tmp_path: Path) 
             flips += 1
         path.write_bytes(original)
     assert flips > 3000
-    assert agent_graph.open_bundle(manifest) is not None  # restored, it loads again
+    assert agent_graph.open_bundle(manifest, trust=TRUST) is not None  # restored, it loads again
 
 
 # -- the manifest shape check is the schema --------------------------------------------------

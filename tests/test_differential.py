@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agent_graph import program_of
-from agent_graph.compiler import compile_manifest
+from agent_graph.compiler import CHECKED, compile_manifest
 from oracle_eval import oracle_run
 from provider_gen import generate_case
 
@@ -40,7 +40,7 @@ def _candidate_view(c: object) -> dict[str, object]:
 def test_vm_agrees_with_the_oracle(seed: int, tmp_path: Path) -> None:
     rng = random.Random(seed)
     case = generate_case(rng, tmp_path / "provider", negative_zero_checks=seed % 2 == 1)
-    compilation = compile_manifest(case.manifest, stop_after="verify-bundle-sources")
+    compilation = compile_manifest(case.manifest, stop_after=CHECKED)
     provider = compilation.provider
     assert provider is not None
     program = program_of(compilation)

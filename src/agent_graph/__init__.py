@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from .protocol import PROTOCOL_VERSION, __version__
 
 if TYPE_CHECKING:
+    from .bundles.trust import TrustStore
     from .compiler import ProviderState
     from .errors import Diagnostic
     from .vm import Program
@@ -50,7 +51,9 @@ def _as_diagnostic(exc: Exception) -> Diagnostic:
     return Diagnostic(exc.code, exc.message)
 
 
-def compile_provider(manifest: str | os.PathLike[str]) -> Program:
+def compile_provider(
+    manifest: str | os.PathLike[str], *, trust: TrustStore | str | os.PathLike[str] | None = None
+) -> Program:
     """Load, check and compile a Provider manifest into a :class:`~agent_graph.vm.Program`.
 
     ``manifest`` is a source ``provider.yaml`` or a built bundle's ``manifest.json``.
@@ -59,25 +62,37 @@ def compile_provider(manifest: str | os.PathLike[str]) -> Program:
     without reading any YAML; a bundle without IR (built by the Node toolchain) is
     checked and compiled as it loads. Raises :class:`~agent_graph.errors.AgentGraphError`
     listing every problem found.
+
+    A bundle's IR is used only when it is what the bundle's sources compile to: the
+    bundle is compiled and the bytes compared (``bundle-ir-unverified`` when they
+    differ), unless ``trust`` (a :class:`~agent_graph.bundles.TrustStore` or a folder for
+    one) has already seen that IR verified for that manifest digest; then only the
+    manifest, the listed files' digests and the IR are read. See ``docs/trust.md``.
     """
-    program = open_bundle(manifest)
+    from .bundles.trust import as_store
+
+    store = as_store(trust)
+    program = open_bundle(manifest, trust=store)
     if program is not None:
         return program
     from .compiler import compile_manifest
 
-    return program_of(compile_manifest(manifest))
+    return program_of(compile_manifest(manifest, trust=store))
 
 
-def open_bundle(manifest: str | os.PathLike[str]) -> Program | None:
-    """A built bundle's verified IR as a Program, or ``None`` when it has to be compiled.
+def open_bundle(
+    manifest: str | os.PathLike[str], *, trust: TrustStore | str | os.PathLike[str] | None = None
+) -> Program | None:
+    """A built bundle's trusted IR as a Program, or ``None`` when it has to be compiled.
 
     ``None`` when ``manifest`` is not a bundle's ``manifest.json``, the bundle has no
-    IR (the Node toolchain built it), its IR is of another format, or any check
-    failed (``compile_provider`` then repeats the checks with positions and raises).
+    IR (the Node toolchain built it), its IR is of another format, ``trust`` has not
+    seen this IR verified for this manifest (or is None), or any check failed
+    (``compile_provider`` then repeats the checks with positions and raises).
     """
-    from .bundles import open_verified_ir
+    from .bundles import as_store, open_verified_ir
 
-    opened = open_verified_ir(manifest)
+    opened = open_verified_ir(manifest, as_store(trust))
     if opened is None:
         return None
     bound, bundle = opened

@@ -31,6 +31,7 @@ from .manifest import (
     is_bundle,
     verify_manifest,
 )
+from .trust import TRUST_ENV, TrustStore, as_store, cli_trust_store
 
 __all__ = [
     "BINDING_PATH",
@@ -41,11 +42,15 @@ __all__ = [
     "MANIFEST_NAME",
     "MAX_JSON_BYTES",
     "PROVIDER_MANIFEST",
+    "TRUST_ENV",
     "BoundIR",
     "Bundle",
+    "TrustStore",
+    "as_store",
     "binding_document",
     "check_identity",
     "check_ir_matches",
+    "cli_trust_store",
     "conforms",
     "directories_unchanged",
     "ir_path",

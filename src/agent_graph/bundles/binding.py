@@ -30,6 +30,7 @@ from .manifest import (
     is_bundle,
     verify_manifest,
 )
+from .trust import TrustStore
 
 _BINDING_KEYS = frozenset(("schema", "bundle", "ir", "irDigest", "directories", "digest"))
 
@@ -193,14 +194,20 @@ def directories_unchanged(bundle: Bundle, directories: Sequence[str]) -> bool:
 # -- the cold path -----------------------------------------------------------------------------
 
 
-def open_verified_ir(manifest: str | os.PathLike[str]) -> tuple[BoundIR, Bundle] | None:
+def open_verified_ir(
+    manifest: str | os.PathLike[str], trust: TrustStore | None
+) -> tuple[BoundIR, Bundle] | None:
     """A verified bundle's IR (and the bundle), or ``None`` to compile instead.
 
     ``None`` when ``manifest`` is not a JSON bundle manifest, has no IR, its IR is of
-    another format version, or anything failed a check: the caller then loads the
+    another format version, ``trust`` has not seen this IR compiled from this manifest
+    (or there is no store), or anything failed a check: the caller then loads the
     bundle the full way, which repeats every check with source positions and raises
-    the same error (or compiles a bundle that has no usable IR).
+    the same error, compares the IR with what the sources compile to, or compiles a
+    bundle that has no usable IR.
     """
+    if trust is None:
+        return None
     path = Path(os.path.abspath(manifest))
     if path.suffix.lower() != ".json":
         return None
@@ -215,7 +222,7 @@ def open_verified_ir(manifest: str | os.PathLike[str]) -> tuple[BoundIR, Bundle]
         bound = verify_ir(bundle)
     except AgentGraphError:
         return None
-    if bound is None or bound.program is None:
+    if bound is None or bound.program is None or not trust.vouches(bundle.digest, bound.digest):
         return None
     try:
         if not directories_unchanged(bundle, bound.directories):

@@ -12,20 +12,17 @@ it, two more files the reference ignores because they are not listed:
 Part A (:func:`verify_manifest`) checks the manifest before the Provider is read:
 schema, manifest digest, every listed file (containment, symlinks, digest), catalog
 entries against the file list, the Provider manifest listed. Part B
-(:func:`verify_against_provider`) compares catalogs, the file set and the dependency
+(``compiler.provider.bundle_check``) compares catalogs, the file set and the dependency
 index with a loaded Provider. :func:`verify_ir` checks the binding and the IR.
 
-Why evaluating from the IR without re-reading the YAML is sound: every file the
-compiler reads is listed in ``files`` (Part B, checked by the builder on the bundle
-it just wrote, before it writes the binding), each listed file's bytes are pinned
-by its digest and all those digests by the manifest digest (Part A, checked on
-every load), and compiling is a pure function of those bytes. So the IR recorded
-against this manifest digest is what compiling the bundle again would produce. The
-one input that is not file bytes is the listing of Skill directories (a Skill in
-its own directory brings every file in it); the binding names those directories
-and the fast path lists them again. Digests detect damage and mismatched parts,
-not forgery: whoever can rewrite a file can rewrite its digests too, in the
-reference as here.
+Why the IR is not trusted on the manifest's word: the manifest digest pins every
+source file, but the IR and its binding are not listed, and the binding's digest is
+unkeyed, so anyone who can replace the IR can rebind it. An IR is used only when
+compiling the sources yields exactly its bytes, a verdict a host may keep in a
+:class:`~agent_graph.bundles.trust.TrustStore` (``docs/trust.md``). The one input that
+is not file bytes is the listing of Skill directories (a Skill in its own directory
+brings every file in it); the binding names those directories and the fast path
+lists them again.
 
 This package is on the cold path of ``agent_graph.compile_provider``: it imports
 neither yaml nor jsonschema unless a check fails and a positioned error is needed,

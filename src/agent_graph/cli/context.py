@@ -60,7 +60,8 @@ class ProviderContext:
 
 
 def load_context(opts: Options) -> ProviderContext:
-    from ..compiler import compile_manifest
+    from ..bundles import cli_trust_store
+    from ..compiler import CHECKED, compile_manifest
     from ..compiler.provider.skills import read_registry, resolve_skill_binding
 
     registry = read_registry(opts.registry) if opts.registry else None
@@ -68,7 +69,8 @@ def load_context(opts: Options) -> ProviderContext:
         binding = resolve_skill_binding(opts.skill, registry)
         return ProviderContext(binding.state, binding)
     manifest = opts.manifest or "provider.yaml"
-    return ProviderContext(compile_manifest(manifest, stop_after="verify-bundle-sources"), None)
+    state = compile_manifest(manifest, stop_after=CHECKED, trust=cli_trust_store())
+    return ProviderContext(state, None)
 
 
 def select(
@@ -106,8 +108,9 @@ def load_program(opts: Options) -> tuple[ResolvedBinding | None, Program]:
     parsed then), else the Provider compiled from its sources."""
     if not opts.skill and not opts.registry:
         from .. import open_bundle
+        from ..bundles import cli_trust_store
 
-        program = open_bundle(opts.manifest or "provider.yaml")
+        program = open_bundle(opts.manifest or "provider.yaml", trust=cli_trust_store())
         if program is not None:
             return None, program
     context = load_context(opts)

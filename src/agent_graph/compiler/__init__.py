@@ -11,12 +11,17 @@ from __future__ import annotations
 
 import os
 
+from ..bundles.trust import TrustStore
 from ..errors import ProblemSink
 from .pipeline import PROVIDER_PASSES, Pass, pass_names, run
 from .provider.model import LoadedProvider
 from .provider.passes import ProviderState, new_state
 
+#: The last pass of checking: a state stopped here holds a fully checked Provider.
+CHECKED = "verify-bundle-ir"
+
 __all__ = [
+    "CHECKED",
     "PROVIDER_PASSES",
     "LoadedProvider",
     "Pass",
@@ -32,19 +37,31 @@ def compile_manifest(
     *,
     stop_after: str | None = None,
     sink: ProblemSink | None = None,
+    trust: TrustStore | None = None,
 ) -> ProviderState:
     """Run the Provider passes on a manifest (or carry on with a state that stopped early).
 
+    ``trust`` remembers bundle IRs verified against their sources (``verify-bundle-ir``).
     Raises :class:`~agent_graph.errors.AgentGraphError` listing every problem found.
     """
-    state = manifest if isinstance(manifest, ProviderState) else new_state(manifest, sink)
+    state = _state_of(manifest, sink, trust)
     return run(PROVIDER_PASSES, state, stop_after=stop_after)
+
+
+def _state_of(
+    manifest: str | os.PathLike[str] | ProviderState,
+    sink: ProblemSink | None,
+    trust: TrustStore | None,
+) -> ProviderState:
+    if isinstance(manifest, ProviderState):
+        return manifest
+    return new_state(manifest, sink, trust)
 
 
 def load_provider(
     manifest: str | os.PathLike[str], *, sink: ProblemSink | None = None
 ) -> LoadedProvider:
-    """The checked Provider model (every pass before lowering)."""
-    state = compile_manifest(manifest, stop_after="verify-bundle-sources", sink=sink)
+    """The checked Provider model (every check; a bundle's IR verified against its sources)."""
+    state = compile_manifest(manifest, stop_after=CHECKED, sink=sink)
     assert state.provider is not None
     return state.provider

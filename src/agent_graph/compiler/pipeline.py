@@ -44,6 +44,7 @@ PROVIDER_PASSES: tuple[Pass[p.ProviderState], ...] = (
     Pass("raise-collected", "every problem the checks recorded (raised as one error)", p.raise_collected),
     Pass("digests", "a Provider that passed every check: its reachable files", p.digests),
     Pass("verify-bundle-sources", "the bundle (when there is one) and the loaded Provider: part B", p.verify_bundle_sources),
+    Pass("verify-bundle-ir", "the bundle's IR (when it carries ours): it must be what the sources compile to", p.verify_bundle_ir),
     Pass("lower", "the checked Provider", p.lower),
     Pass("encode", "the lowered IR", p.encode),
 )  # fmt: skip

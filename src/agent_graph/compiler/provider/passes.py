@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...bundles.binding import verify_ir
+from ...bundles.binding import BoundIR, verify_ir
 from ...bundles.manifest import Bundle, check_identity, is_bundle, verify_manifest
+from ...bundles.trust import TrustStore
 from ...documents import schema
 from ...documents.paths import Origin, ensure_file, portable
 from ...documents.sourcemap import Document
 from ...documents.sources import read_structured
-from ...errors import ProblemSink
+from ...errors import AgentGraphError, ProblemSink
 from ...ir import records as r
 from .bundle_check import verify_against_provider
 from .digests import compute_digests
@@ -38,6 +39,8 @@ class ProviderState:
     display: str = ""
     doc: Document | None = None
     built: Bundle | None = None
+    bound: BoundIR | None = None  # the IR a bundle carries (ours, decoded), when it has one
+    trust: TrustStore | None = None  # where verified bundle IRs are remembered
     loader: ProviderLoader | None = None
     provider: LoadedProvider | None = None
     ir: r.Program | None = None
@@ -61,9 +64,13 @@ class ProviderState:
         return Origin(self.display, self.doc.source)
 
 
-def new_state(manifest: str | os.PathLike[str], sink: ProblemSink | None = None) -> ProviderState:
+def new_state(
+    manifest: str | os.PathLike[str],
+    sink: ProblemSink | None = None,
+    trust: TrustStore | None = None,
+) -> ProviderState:
     sink = sink if sink is not None else ProblemSink()
-    return ProviderState(Path(os.path.abspath(manifest)), sink)
+    return ProviderState(Path(os.path.abspath(manifest)), sink, trust=trust)
 
 
 def read_manifest(state: ProviderState) -> None:
@@ -78,8 +85,9 @@ def verify_bundle(state: ProviderState) -> None:
     if state.doc is None or not is_bundle(state.doc.value):
         return
     built = verify_manifest(state.manifest_path, state.doc.value, source=state.doc.source)
-    verify_ir(built)
+    bound = verify_ir(built)
     state.built = built
+    state.bound = bound if bound is not None and bound.program is not None else None
     state.manifest_path = built.provider_manifest
     state.display = portable(built.root, state.manifest_path)
     ensure_file(state.manifest_path, "provider manifest", Origin(state.display))
@@ -165,15 +173,37 @@ def verify_bundle_sources(state: ProviderState) -> None:
         verify_against_provider(state.built, state.provider)
 
 
+def verify_bundle_ir(state: ProviderState) -> None:
+    # the IR a bundle carries is trusted only as what its sources compile to (docs/trust.md)
+    bound, built = state.bound, state.built
+    if bound is None or built is None:
+        return
+    if state.trust is not None and state.trust.vouches(built.digest, bound.digest):
+        state.ir, state.data = bound.program, bound.data
+        return
+    lower(state)
+    encode(state)
+    if state.data != bound.data:
+        raise AgentGraphError(
+            "bundle-ir-unverified",
+            f"Bundle IR {bound.digest} is not what the bundle's sources compile to; "
+            "rebuild the bundle (agc build) from its sources",
+        )
+    if state.trust is not None:
+        state.trust.remember(built.digest, bound.digest)
+
+
 def lower(state: ProviderState) -> None:
     from .lower import lower as lower_provider
 
     assert state.provider is not None
-    state.ir = lower_provider(state.provider)
+    if state.ir is None:
+        state.ir = lower_provider(state.provider)
 
 
 def encode(state: ProviderState) -> None:
     from ...ir import codec
 
     assert state.ir is not None
-    state.data = codec.encode(state.ir)
+    if state.data is None:
+        state.data = codec.encode(state.ir)

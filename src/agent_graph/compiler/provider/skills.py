@@ -126,7 +126,7 @@ def resolve_skill_binding(
     skill_path: str | os.PathLike[str], registry: Registry | None = None
 ) -> ResolvedBinding:
     """Read a Skill's binding, locate and load its Provider, and check Graph and Entry."""
-    from .. import compile_manifest
+    from .. import CHECKED, compile_manifest
 
     binding = read_skill_binding(skill_path)
     here, locator, skill = binding.origin, binding.locator, binding.skill_path
@@ -155,7 +155,7 @@ def resolve_skill_binding(
             "skill-locator-invalid", f"Unsupported agent-graph locator in {skill}: {locator}"
         )
     ensure_file(manifest_path, "registered provider manifest", here)
-    state = compile_manifest(manifest_path, stop_after="verify-bundle-sources")
+    state = compile_manifest(manifest_path, stop_after=CHECKED)
     assert state.provider is not None
     provider = state.provider
     if locator.startswith("provider:") and provider.id != locator[len("provider:") :]:

@@ -1,8 +1,10 @@
 """Error and diagnostic types shared by the compiler, the VM and the CLI.
 
-Hosts branch on ``code``; messages are for people. A diagnostic carries the
-provider-relative ``path`` of the file it points into and, when known, the
-1-based ``line``/``column`` and the JSON pointer of the offending value.
+Hosts branch on ``code``; messages are for people. Every code is listed, with its
+meaning, in :mod:`agent_graph.error_codes` and documented in ``docs/error-codes.md``
+(``tests/test_error_codes.py`` keeps the source, the catalogue and the docs in step).
+A diagnostic carries the provider-relative ``path`` of the file it points into and,
+when known, the 1-based ``line``/``column`` and the JSON pointer of the offending value.
 """
 
 from __future__ import annotations

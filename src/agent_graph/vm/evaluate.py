@@ -24,18 +24,23 @@ import heapq
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, cast
 
 from ..canonical import digest_value
 from ..ir import records as r
 from .facts import all_match
+from .kinds import Availability, GateResolution, Outcome, StatusCode
 from .state import Normalized
 
 MAX_ALTERNATIVE_ROUTES = 3
 #: What a suspended frame asks for: (graph index, entry, call path, ancestor graph ids).
 ChildRequest = tuple[int, str, tuple[str, ...], tuple[str, ...]]
-PENDING = "pending"
-_AVAILABILITY_RANK = {"immediate": 0, "requires-user": 1, "blocked": 2}
+PENDING: Final = "pending"
+_AVAILABILITY_RANK: Final[dict[Availability, int]] = {
+    "immediate": 0,
+    "requires-user": 1,
+    "blocked": 2,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,11 +52,11 @@ class Candidate:
     node: r.Node
     call_path: tuple[str, ...]
     state_key: str
-    status_code: str
+    status_code: StatusCode
     reason_code: str
     hint: str | None
-    availability: str
-    gate_resolution: str | None
+    availability: Availability
+    gate_resolution: GateResolution | None
 
     def summary(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -70,8 +75,8 @@ class Candidate:
 
 @dataclass(slots=True)
 class FrameResult:
-    status: str
-    outcome: str | None = None
+    status: StatusCode
+    outcome: Outcome | None = None
     candidates: list[Candidate] = field(default_factory=list)
     diagnostics: list[dict[str, Any]] = field(default_factory=list)
 
@@ -121,7 +126,7 @@ class Evaluator:
     def graph_path(self, graph: r.Graph) -> str:
         return str(self.root / graph.path)
 
-    def simple_outcome(self, node: r.Node, key: str) -> str:
+    def simple_outcome(self, node: r.Node, key: str) -> Outcome:
         recorded = self.state.outcomes.get(key)
         if node.kind != r.TERMINAL and node.satisfied_by is not None:
             if all_match(self.state.facts, node.satisfied_by):
@@ -131,13 +136,16 @@ class Evaluator:
         if recorded is not None:
             return recorded
         if node.kind == r.TERMINAL:
-            return node.terminal_outcome or PENDING
+            # the codec checks that a terminal's outcome is one of the eight
+            return cast("Outcome | None", node.terminal_outcome) or PENDING
         return PENDING
 
     def candidate(
         self, graph: r.Graph, node: r.Node, call_path: tuple[str, ...], key: str
     ) -> Candidate:
-        status, availability, resolution = "actionable", "immediate", None
+        status: StatusCode = "actionable"
+        availability: Availability = "immediate"
+        resolution: GateResolution | None = None
         gate = node.gate
         if gate is not None:
             delegated = (
@@ -219,7 +227,7 @@ class _Frame:
         self.stack = stack
         self.prefix = frame_key(graph.id, call_path) + "/"
         n = len(graph.nodes)
-        self.outcome: list[str | None] = [None] * n
+        self.outcome: list[Outcome | None] = [None] * n
         self.reached_flag = bytearray(n)
         self.reached: list[int] = []
         self.edge_match = bytearray(len(graph.edges))
@@ -229,7 +237,7 @@ class _Frame:
         self.children: dict[int, FrameResult] = {}
         self.diagnostics: list[dict[str, Any]] = []
 
-    def set_outcome(self, index: int, outcome: str) -> None:
+    def set_outcome(self, index: int, outcome: Outcome) -> None:
         self.outcome[index] = outcome
         node = self.graph.nodes[index]
         bit = r.OUTCOME_BIT.get(outcome, 0)
@@ -269,7 +277,7 @@ class _Frame:
         return (node.subgraph, node.entry or "", child_path, (*self.stack, self.graph.id))
 
     @staticmethod
-    def subgraph_outcome(child: FrameResult) -> str:
+    def subgraph_outcome(child: FrameResult) -> Outcome:
         if child.status == "complete" and child.outcome:
             return child.outcome
         if child.status == "error":
@@ -312,6 +320,7 @@ class _Frame:
         nodes = self.graph.nodes
         self.reach(start)
         need = [start]
+        outcome: Outcome
         while need or self.repeat_queue or self.dirty:
             for index in need:
                 node = nodes[index]
@@ -345,7 +354,7 @@ class _Frame:
     def finish(self, entry: str) -> FrameResult:
         graph, nodes, ev = self.graph, self.graph.nodes, self.ev
         candidates: list[Candidate] = []
-        terminal_outcomes: set[str] = set()
+        terminal_outcomes: set[Outcome] = set()
         for index in self.reached:
             node = nodes[index]
             outcome = self.outcome[index]
@@ -382,6 +391,7 @@ class _Frame:
             key=lambda c: (_AVAILABILITY_RANK[c.availability], -c.node.priority, c.route_id)
         )
         if candidates:
+            status: StatusCode
             if any(c.availability == "immediate" for c in candidates):
                 status = "actionable"
             elif any(c.availability == "requires-user" for c in candidates):

@@ -17,6 +17,7 @@ from ..errors import AgentGraphError
 from ..ir import codec
 from ..ir import records as r
 from .evaluate import MAX_ALTERNATIVE_ROUTES, Candidate, Evaluator, compute_revision
+from .kinds import Outcome, StatusCode
 from .state import Normalized, RoutingState, normalize
 
 if TYPE_CHECKING:
@@ -40,8 +41,8 @@ class Evaluation:
     graph: str
     entry: str
     revision: str
-    status_code: str
-    outcome: str | None
+    status_code: StatusCode
+    outcome: Outcome | None
     candidates: tuple[Candidate, ...]
     diagnostics: tuple[dict[str, Any], ...]
 

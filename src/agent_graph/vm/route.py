@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..exec.argv import shell_argv
 from ..ir import records as r
 from .evaluate import Candidate
+from .kinds import Availability, GateResolution, StatusCode
 from .locations import FileLocation, Location, locate_file, locate_resource, with_read_state
 from .state import Normalized, Receipt
 
@@ -107,7 +108,7 @@ class RouteGate:
     prompt: str
     authority: str | None
     delegatable: bool | None
-    resolution: str
+    resolution: GateResolution
     inspection_action: GateAction | None
     resolution_action: GateAction | None
     fields: tuple[str, ...] = ("id", "prompt", "authority", "delegatable")
@@ -152,10 +153,10 @@ class Route:
     route_id: str
     graph: str
     node: str
-    status_code: str
+    status_code: StatusCode
     reason_code: str
     hint: str | None
-    availability: str
+    availability: Availability
     call_path: tuple[str, ...]
     action: RouteAction | None
     command_plan: tuple[CommandStep, ...]
@@ -294,7 +295,7 @@ class _Builder:
         gate = candidate.node.gate
         if gate is None:
             return None
-        resolution = candidate.gate_resolution or "user"
+        resolution: GateResolution = candidate.gate_resolution or "user"
         delegated = gate.delegated if resolution == "session-authority" else None
         inspection = gate.inspection
         if delegated is not None and delegated.skip_inspection:

@@ -19,6 +19,7 @@ from typing import Any
 from ..canonical import js_sorted
 from ..errors import AgentGraphError
 from ..ir.records import OUTCOMES
+from .kinds import Outcome, is_outcome
 
 RECEIPTS_SCHEMA = "agent-graph.resource-read-receipts.v1"
 _ID = re.compile(r"^[a-z0-9](?:[a-z0-9._/-]*[a-z0-9])?\Z")
@@ -48,7 +49,7 @@ class Normalized:
     """A checked state: ``outcomes`` reduced to strings, authorities de-duplicated and sorted."""
 
     facts: dict[str, Any]
-    outcomes: dict[str, str]
+    outcomes: dict[str, Outcome]
     authorities: tuple[str, ...]
     receipts_provider: str | None
     receipts: tuple[Receipt, ...]
@@ -78,11 +79,11 @@ def check_json(value: Any, where: str, code: str = "facts-invalid") -> None:
         raise AgentGraphError(code, f"{at} is a {type(item).__name__}, which is not JSON data")
 
 
-def _outcome(key: str, value: Any) -> str:
+def _outcome(key: str, value: Any) -> Outcome:
     outcome = value.get("outcome") if isinstance(value, Mapping) else value
     if isinstance(value, Mapping) and "outcome" not in value:
         raise AgentGraphError("outcome-invalid", f"Outcome record for {key} has no outcome member")
-    if not isinstance(outcome, str) or outcome not in OUTCOMES:
+    if not is_outcome(outcome):
         raise AgentGraphError(
             "outcome-invalid",
             f"Outcome for {key} is invalid: {outcome!r} (expected one of {', '.join(OUTCOMES)})",

@@ -1,0 +1,189 @@
+"""The catalogue of every error and diagnostic code the toolchain emits.
+
+Hosts branch on codes (see :mod:`agent_graph.errors`); this is the one list of them,
+code -> one-line meaning, grouped by the section of ``docs/error-codes.md`` that
+documents the code (a code used in several places is listed once, under the section
+that describes it first). ``tests/test_error_codes.py`` scans the source and fails when
+a code is used but not listed here, listed but not documented in its section, or
+listed but no longer used.
+
+``schema.<keyword>`` stands for the family of JSON Schema findings, one code per
+validator keyword (``schema.required``, ``schema.type`` …).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+__all__ = ["AREAS", "CODES", "SCHEMA_FINDING"]
+
+#: The generated family of JSON Schema findings (``schema.`` + the failing keyword).
+SCHEMA_FINDING: Final = "schema.<keyword>"
+
+#: Section heading in ``docs/error-codes.md`` -> {code: meaning}.
+AREAS: Final[Mapping[str, Mapping[str, str]]] = {
+    "Reading files": {
+        "file-missing": "a referenced file does not exist or is not a regular file",
+        "file-read-failed": "the file exists but cannot be read",
+        "file-too-large": "a definition file is over 32 MiB",
+        "parse-failed": "not YAML 1.2 / JSON (syntax, duplicate key, bad bytes, nesting …)",
+        "frontmatter-missing": "a Markdown resource or SKILL.md does not start with ---",
+        "frontmatter-invalid": "frontmatter not closed, not a mapping, or not valid YAML",
+    },
+    "Shapes (JSON Schema)": {
+        "schema-invalid": "a file does not match its schema (one diagnostic per finding)",
+        SCHEMA_FINDING: "one schema finding, named by the failing keyword",
+        "schema.truncated": "more than 100 items of one list failed; the rest are counted",
+        "schema.depth": "a document nests too deeply to validate",
+    },
+    "Containment": {
+        "absolute-path-forbidden": "a path given on the command line is absolute",
+        "path-outside-provider": "a path escapes the Provider root lexically",
+        "path-symlink-outside-provider": "a path stays inside lexically but a symlink leads out",
+    },
+    "Graphs": {
+        "graph-node-duplicate": "two nodes share an id",
+        "graph-terminal-missing": "no terminal node",
+        "graph-entry-missing": "an entrypoint names a missing node",
+        "graph-edge-node-missing": "an edge names a missing node",
+        "graph-terminal-edge-invalid": "an edge leaves a terminal",
+        "graph-edge-duplicate": "same kind, ends and outcome list as an earlier edge",
+        "graph-repeat-target-invalid": "a repeat edge targets neither an action nor a gate",
+        "graph-gated-by-source-invalid": "a gatedBy edge does not start at a gate",
+        "graph-flow-cycle": "non-repeat edges form a cycle",
+        "graph-id-duplicate": "two graph files declare one id",
+        "subgraph-missing": "a subgraph node calls an unknown graph",
+        "subgraph-entry-missing": "a subgraph node calls an unknown entry",
+        "graph-recursion": "subgraph calls reach an ancestor",
+    },
+    "Actions, gates, resources, catalog": {
+        "action-id-duplicate": "two Action files declare one id",
+        "resource-id-duplicate": "two resource files declare one id",
+        "resource-metadata-invalid": "Markdown frontmatter lacks string id, kind or media-type",
+        "resource-kind-invalid": "a static resource kind outside the five known kinds",
+        "gate-inspection-effect-invalid": "a gate inspection Action is not effect: read",
+        "gate-resolution-effect-invalid": "a gate (or delegated) resolution Action is effect: read",
+        "gate-delegated-policy-invalid": "delegated without a delegatable gate authority",
+        "gate-delegated-inspection-missing": "delegated.inspection: skip without an inspection",
+        "code-catalog-code-duplicate": "a catalog lists a code twice",
+        "code-document-dynamic": "a catalog document is a graph-action or host-action view",
+        "route-reason-code-missing": "with a catalog, a node's reasonCode is absent from it",
+        "route-reason-code-kind-invalid": "a node's reasonCode is not a route-reason entry",
+        "materializer-effect-invalid": "a view's materializer is not effect: read",
+        "materializer-runner-invalid": "a materializer's runner does not suit its view protocol",
+        "materializer-schema-missing": "a host-action materializer lacks inputSchema/outputSchema",
+        "resource-schema-identity-invalid": "a host-action schema lacks a versioned identity",
+        "resource-schema-invalid": "a host-action input schema is not a valid JSON Schema",
+        "resource-input-invalid": "a host-action descriptor's input fails the input schema",
+    },
+    "Skills and registries": {
+        "skill-binding-missing": "SKILL.md lacks metadata.agent-graph, .graph or .entry",
+        "skill-locator-invalid": "the Skill locator is empty or of an unknown kind",
+        "skill-locator-absolute": "the Skill locator is an absolute path",
+        "provider-unresolved": "a provider: locator has no registry entry",
+        "provider-id-mismatch": "the registry entry loads a Provider with another id",
+        "skill-graph-missing": "the bound Graph does not exist",
+        "skill-entry-missing": "the bound Entry does not exist",
+        "registry-invalid": "the registry is not a mapping of ids to manifest paths",
+    },
+    "Evaluation and routing (`agc evaluate`, `agc route`, `Program`)": {
+        "graph-missing": "the Provider has no such graph",
+        "graph-selection-missing": "no graph given and no --skill binding selects one",
+        "skill-graph-conflict": "an explicit graph disagrees with the --skill binding",
+        "skill-entry-conflict": "an explicit entry disagrees with the --skill binding",
+        "json-invalid": "--facts/--outcomes is not JSON (or YAML in an @file)",
+        "json-object-required": "--facts/--outcomes, or a state's facts/outcomes, is not an object",
+        "facts-invalid": "facts hold something that is not JSON data",
+        "outcome-invalid": "an outcome is not one of the eight, or a record has no outcome",
+        "authority-invalid": "authorities are not a list of strings",
+        "state-invalid": "a state mapping has unknown members",
+        "run-provider-mismatch": "a Run (--state, run status) belongs to another Provider",
+        "resource-receipts-invalid": "a resource receipt set is malformed",
+        "resource-receipts-provider-mismatch": "receipts were issued for another Provider",
+        "revision-invalid": "--revision is not sha256: plus 64 hex digits",
+        "route-revision-stale": "the state changed since the evaluation the host acted on",
+        "route-stale": "the route id is not available at the current revision",
+        "route-unavailable": "route without a route id, and the evaluation has no primary route",
+        "route-arguments-invalid": "more positional arguments than [graph] [route-id]",
+        "host-action-location-invalid": "a host-action location given to the helpers is malformed",
+        "host-action-result-invalid": "a host-action result given to the helpers is malformed",
+        "value-not-serializable": "a value to digest or serialise canonically is not JSON data",
+        "required-fact-missing": "diagnostic: a reached node's requiresFacts fail (blocked)",
+        "terminal-outcome-ambiguous": "diagnostic: terminals with different outcomes were reached",
+        "no-route": "diagnostic: nothing actionable and no terminal reached (blocked)",
+        "entry-missing": "the entry does not exist in the graph",
+        "route-alternatives-truncated": "diagnostic (info): more than three alternatives",
+    },
+    "Graph tests (`agc test`)": {
+        "test-path-missing": "the test path does not exist",
+        "test-path-invalid": "the test path is neither a file nor a directory",
+        "test-cases-empty": "no YAML or JSON cases under the path",
+    },
+    "Runs (`agc run …`, `agent_graph.runs`)": {
+        "run-target-exists": "run start, checkpoint or resume would replace an existing file",
+        "state-key-invalid": "run record got a key that is not a state key of the Run's graph",
+        "detail-invalid": "--detail is not JSON data",
+        "run-version-unsupported": "a Run file written by a newer toolchain",
+        "run-invalid": "events out of sequence, or a value JSON cannot hold",
+        "run-locked": "another writer held the Run's lock for over a minute",
+        "file-write-failed": "the Run (or another output) cannot be written",
+    },
+    "Build and bundles (`agc build`, `--manifest …/manifest.json`)": {
+        "build-output-overlaps-source": "the output would replace the Provider root or a source",
+        "build-output-exists": "the output exists and is neither empty nor a previous bundle",
+        "build-path-conflict": "a reachable file sits where the bundle writes its own files",
+        "build-absolute-path-leak": "a reachable file contains the source Provider's absolute path",
+        "build-manifest-unwritable": "the manifest cannot be written as YAML",
+        "build-write-failed": "the file system refused a write",
+        "bundle-digest-mismatch": "manifest.json was edited: its digest does not match",
+        "bundle-file-duplicate": "the manifest lists a file twice",
+        "bundle-file-digest-mismatch": "a listed file's bytes changed",
+        "bundle-catalog-mismatch": "a catalog entry does not match the files, or is incomplete",
+        "bundle-provider-unlisted": "the Provider manifest is not listed",
+        "bundle-provider-mismatch": "the Provider manifest identifies another Provider",
+        "bundle-files-mismatch": "listed files differ from the reachable file set",
+        "bundle-dependencies-mismatch": "the graph dependency index does not match the calls",
+        "bundle-ir-binding-invalid": "ir/binding.json is malformed",
+        "bundle-ir-unbound": "ir/binding.json binds another manifest",
+        "bundle-ir-digest-mismatch": "the IR file's bytes do not match the binding",
+        "bundle-ir-mismatch": "the IR's content does not match the bundle",
+        "bundle-ir-unverified": "the bundle's IR is not what its sources compile to",
+    },
+    "Compiled IR": {
+        "ir-corrupt": "IR bytes are damaged, truncated, or do not match the expected digest",
+        "ir-version-unsupported": "IR written by another format version: recompile",
+        "ir-target-exists": "agc ir build -o would overwrite a file that is not IR",
+    },
+    "Running processes (`agent_graph.exec`)": {
+        "exec-argv-invalid": "the argument vector is empty, a string, or holds a non-string/NUL",
+        "exec-env-invalid": "an environment name or value is not a NUL-free string",
+        "exec-option-invalid": "a timeout, grace, byte limit or stdin option is invalid",
+        "exec-cwd-missing": "the working directory does not exist",
+        "exec-cwd-invalid": "the working directory is not a directory or cannot be entered",
+        "exec-not-found": "the program does not exist (as a path, or on the child's PATH)",
+        "exec-not-executable": "the program is a directory, not executable, or of a bad format",
+        "exec-start-failed": "the system refused to start the program for another reason",
+        "exec-timeout": "the process ran past its timeout; its group was killed",
+        "exec-stdout-limit": "the process wrote more than the stdout byte limit",
+        "exec-stderr-limit": "the process wrote more than the stderr byte limit",
+        "exec-signal": "a signal ended the process",
+        "exec-failed": "the process exited with a non-zero code",
+    },
+    "Command line": {
+        "usage-invalid": "unknown command or option, missing argument (exit 2)",
+        "format-invalid": "--format is not human or json (exit 2)",
+        "schema-type-unknown": "an unknown schema name",
+        "schema-compile-failed": "a packaged schema that cannot be read",
+        "unexpected-error": "anything else (a bug)",
+    },
+    "Warnings (the Provider still loads)": {
+        "compatibility-range-excludes": "compatibility.agentGraph excludes the 0.3 line",
+        "resource-protocol-legacy": "a 0.2 agent-graph.resource.v1 descriptor",
+    },
+}
+
+#: Every code -> its meaning.
+CODES: Final[Mapping[str, str]] = {
+    code: meaning for entries in AREAS.values() for code, meaning in entries.items()
+}

@@ -34,8 +34,9 @@ under ``zh_CN`` sorts Han by pinyin, ``sv_SE`` puts å ä ö after z).
 from __future__ import annotations
 
 import math
+import re
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeGuard
 
 try:  # the C accelerator; ``json.encoder`` would also pull in the decoder
     from _json import encode_basestring as _enc
@@ -550,6 +551,20 @@ def digest_value(v: Any) -> str:
     if data is None:
         data = _escape_lone_surrogates(text).encode("utf-8")
     return _sha256_hex(data)
+
+
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+_IDENTIFIER = re.compile(r"[a-z0-9](?:[a-z0-9._/-]*[a-z0-9])?")
+
+
+def is_digest(value: object) -> TypeGuard[str]:
+    """A protocol digest: ``sha256:`` and 64 lowercase hex digits, nothing around it."""
+    return isinstance(value, str) and _DIGEST.fullmatch(value) is not None
+
+
+def is_identifier(value: object) -> TypeGuard[str]:
+    """A protocol identifier (Provider, resource, handler and adapter ids)."""
+    return isinstance(value, str) and _IDENTIFIER.fullmatch(value) is not None
 
 
 _SAFE_INTEGER = 2**53

@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..canonical import digest_value
+from ..canonical import digest_value, is_digest
 from ..documents.files import digest_file
 from ..documents.paths import Origin, ensure_file, resolve_contained
 from ..documents.sourcemap import SourceMap
@@ -58,7 +58,6 @@ CATALOGS = ("graphs", "actions", "resources", "schemas")
 _KEYS = frozenset(
     ("schema", "provider", "providerManifest", *CATALOGS, "files", "graphDependencies", "digest")
 )
-_DIGEST = re.compile(r"sha256:[a-f0-9]{64}")
 # The schemas' ECMAScript "not a relative path" pattern; ``^``/``\Z`` are whole-input anchors.
 _NOT_RELATIVE = re.compile(r"(?:/|[A-Za-z]:|[^\n\r\u2028\u2029]*(?:^|/)\.\.(?:/|\Z))")
 
@@ -79,7 +78,7 @@ def _relative(value: Any) -> bool:
 
 
 def _digest(value: Any) -> bool:
-    return isinstance(value, str) and _DIGEST.fullmatch(value) is not None
+    return is_digest(value)
 
 
 def _entries(value: Any, keys: tuple[str, ...]) -> bool:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..canonical import digest_value
+from ..canonical import digest_value, is_digest, is_identifier
 from ..errors import AgentGraphError, Diagnostic
 from ..ir import records as r
 from .state import Receipt
@@ -35,8 +35,6 @@ CURRENT = "current"
 #: Stored error messages carry this token where the installed absolute path belongs.
 FILE_TOKEN = "{file}"
 
-_ID = re.compile(r"^[a-z0-9](?:[a-z0-9._/-]*[a-z0-9])?\Z")
-_DIGEST = re.compile(r"^sha256:[a-f0-9]{64}\Z")
 _SEMVER = re.compile(
     r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)"
     r"(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?\Z"
@@ -273,7 +271,7 @@ def _members(value: Any, pointer: str, allowed: tuple[str, ...], required: tuple
 
 
 def _digest_member(value: Any, pointer: str) -> None:
-    if not isinstance(value, str) or not _DIGEST.match(value):
+    if not is_digest(value):
         _invalid(f"Host-action result {pointer} must be a sha256 digest", pointer)
 
 
@@ -284,7 +282,7 @@ def validate_host_action_result(
     answers; raises ``host-action-result-invalid`` naming the failing member. The output
     content itself is the host's to validate against its output schema."""
     loc = _host_location(location)
-    if loc.revision is not None and not _DIGEST.match(loc.revision):
+    if loc.revision is not None and not is_digest(loc.revision):
         _invalid("Location revision must be a sha256 digest", "/revision")
     _members(
         result,
@@ -295,7 +293,7 @@ def validate_host_action_result(
     if result["schema"] != HOST_ACTION_RESULT:
         _invalid(f"Host-action result must declare schema {HOST_ACTION_RESULT}", "/schema")
     handler = result["handler"]
-    if not isinstance(handler, str) or not _ID.match(handler) or len(handler) > 160:
+    if not is_identifier(handler) or len(handler) > 160:
         _invalid("Host-action result handler must be an id", "/handler")
     if handler != loc.handler:
         _invalid(f"Host-action result handler {handler} is not {loc.handler}", "/handler")
@@ -325,7 +323,7 @@ def validate_host_action_result(
     receipt = result["receipt"]
     _members(receipt, "/receipt", ("adapter", "adapter_version"), ("adapter", "adapter_version"))
     adapter = receipt["adapter"]
-    if not isinstance(adapter, str) or not _ID.match(adapter) or len(adapter) > 160:
+    if not is_identifier(adapter) or len(adapter) > 160:
         _invalid("Host-action result adapter must be an id", "/receipt/adapter")
     version = receipt["adapter_version"]
     if not isinstance(version, str) or not _SEMVER.match(version):

@@ -7,12 +7,12 @@ so one instance can serve many threads. Evaluation never runs anything.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..canonical import is_digest
 from ..errors import AgentGraphError
 from ..ir import codec
 from ..ir import records as r
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from .route import Route
 
 EVALUATION_SCHEMA = "agent-graph.evaluation.v1"
-_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}\Z")
 
 StateLike = RoutingState | Mapping[str, Any] | None
 
@@ -151,7 +150,7 @@ class Program:
         """Resolve one legal route into what to run, read and record (``agent-graph.route.v1``)."""
         from .route import build_route
 
-        if revision is not None and not _DIGEST.match(revision):
+        if revision is not None and not is_digest(revision):
             raise AgentGraphError(
                 "revision-invalid", f"Revision must be sha256: plus 64 hex digits, got {revision!r}"
             )

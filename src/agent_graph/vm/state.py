@@ -11,19 +11,16 @@ evaluation); ``workspace`` is the directory ``workspace`` Actions run in.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..canonical import js_sorted
+from ..canonical import is_digest, is_identifier, js_sorted
 from ..errors import AgentGraphError
 from ..ir.records import OUTCOMES
 from .kinds import Outcome, is_outcome
 
 RECEIPTS_SCHEMA = "agent-graph.resource-read-receipts.v1"
-_ID = re.compile(r"^[a-z0-9](?:[a-z0-9._/-]*[a-z0-9])?\Z")
-_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}\Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +100,7 @@ def _receipts(value: Mapping[str, Any]) -> tuple[str, tuple[Receipt, ...]]:
     if value.get("schema") != RECEIPTS_SCHEMA:
         raise bad(f"must declare schema {RECEIPTS_SCHEMA}")
     provider = value.get("provider")
-    if not isinstance(provider, str) or not _ID.match(provider) or len(provider) > 160:
+    if not is_identifier(provider) or len(provider) > 160:
         raise bad("must name the provider by id")
     items = value.get("receipts")
     if not isinstance(items, list):
@@ -113,10 +110,10 @@ def _receipts(value: Mapping[str, Any]) -> tuple[str, tuple[Receipt, ...]]:
         if not isinstance(item, Mapping) or set(item) - {"id", "digest", "revision"}:
             raise bad(f"item {index} must be an object with id, digest and optional revision")
         rid, digest, revision = item.get("id"), item.get("digest"), item.get("revision")
-        if not isinstance(rid, str) or not _ID.match(rid):
+        if not is_identifier(rid):
             raise bad(f"item {index} has an invalid id")
         for name, text in (("digest", digest), ("revision", revision)):
-            if text is not None and (not isinstance(text, str) or not _DIGEST.match(text)):
+            if text is not None and not is_digest(text):
                 raise bad(f"item {index} has an invalid {name}")
         if digest is None:
             raise bad(f"item {index} has no digest")

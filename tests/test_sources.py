@@ -86,8 +86,13 @@ def test_json_duplicate_keys_last_wins_in_first_place() -> None:
 
 
 def test_json_strings_and_escapes() -> None:
-    value, _ = parse_json(r'["\u00e9\n", "\ud83d\ude00", "\ud800", "/\/"]')
-    assert value == ["é\n", "😀", "\ud800", "//"]
+    value, _ = parse_json(r'["\u00e9\n", "\ud83d\ude00", "/\/"]')
+    assert value == ["é\n", "😀", "//"]
+    # a lone surrogate is no text (it cannot be written as UTF-8): refused with its place,
+    # as the YAML reader refuses it (hardening issue, finding 5)
+    with pytest.raises(JsonError) as info:
+        parse_json(r'["\u00e9\n", "\ud800"]')
+    assert (info.value.line, info.value.column) == (1, 15)  # the escape itself
 
 
 @pytest.mark.parametrize(

@@ -125,8 +125,9 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
         "state-key-invalid": "run record got a key that is not a state key of the Run's graph",
         "detail-invalid": "--detail is not JSON data",
         "run-version-unsupported": "a Run file written by a newer toolchain",
-        "run-invalid": "events out of sequence, or a value JSON cannot hold",
+        "run-invalid": "events out of sequence or missing, or a value JSON cannot hold",
         "run-locked": "another writer held the Run's lock for over a minute",
+        "run-lock-invalid": "the Run's lock is a symbolic link, a directory or not a regular file",
         "file-write-failed": "the Run (or another output) cannot be written",
     },
     "Build and bundles (`agc build`, `--manifest …/manifest.json`)": {

@@ -6,6 +6,9 @@ command that changes it is a locked, atomic read-modify-write, so concurrent
 Provider (``-m``/``--skill``); the others only touch the Run file.
 
 Human output starts with the reference's lines and adds the command to run next.
+Every value is checked before the Run is written (text that is not Unicode, such
+as ``"\\ud800"``, is refused there) and output is printed only after, in a form
+that cannot fail: a command never reports failure for a write it made.
 Beyond the reference: ``start`` refuses a Graph or Entry the Provider lacks,
 ``record`` refuses a key that is not a state key of the Run's Graph, and ``status``
 (like ``evaluate``/``route --state``) refuses a Run of another Provider.
@@ -13,8 +16,11 @@ Beyond the reference: ``start`` refuses a Graph or Entry the Provider lacks,
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
+import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -31,6 +37,25 @@ def _store() -> FileRunStore:
     from ..runs import FileRunStore
 
     return FileRunStore()
+
+
+def _report(fmt: str, document: dict[str, Any], lines: Sequence[str]) -> None:
+    """Print a command's result; text the output cannot encode is escaped, never an error.
+
+    A Run holds Unicode text only (checked before it is written), but a path on the
+    command line may hold bytes that were not UTF-8, and standard output may not be
+    UTF-8: after a write has happened, the result is printed with escapes instead
+    (``\\udcff``, ``\\u00fc`` in JSON) rather than reported as a failure.
+    """
+    try:
+        emit(fmt, document, lines)
+    except UnicodeEncodeError:  # nothing was written: the text is encoded before it goes out
+        if fmt == "json":
+            text = json.dumps(document, ensure_ascii=True, separators=(",", ":"))
+        else:
+            text = "\n".join(lines).encode("ascii", "backslashreplace").decode("ascii")
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
 
 
 def _absolute(path: str) -> str:
@@ -127,7 +152,7 @@ def run_start_command(
     )
     path = _absolute(state)
     lines = [f"Started run {run.id}", f"State: {path}", _status_hint(path, opts)]
-    emit(opts.fmt, run.document, lines)
+    _report(opts.fmt, run.document, lines)
 
 
 def _status_lines(run_id: str, path: str, doc: dict[str, Any], opts: Options) -> list[str]:
@@ -179,7 +204,7 @@ def run_status_command(ctx: click.Context, /, state: str, **local: Any) -> None:
         "run": {"id": run.id, "state": path, "updatedAt": run.updated_at},
         "evaluation": doc,
     }
-    emit(opts.fmt, document, _status_lines(run.id, path, doc, opts))
+    _report(opts.fmt, document, _status_lines(run.id, path, doc, opts))
 
 
 @run_group.command("record")
@@ -213,7 +238,7 @@ def run_record_command(
         "Evaluate the run again; recorded outcomes are not assumed to prove facts.",
         _status_hint(_absolute(state), opts),
     ]
-    emit(opts.fmt, run.document, lines)
+    _report(opts.fmt, run.document, lines)
 
 
 @run_group.command("facts")
@@ -234,7 +259,7 @@ def run_facts_command(
 
     opts = options(ctx, **local)
     run = _store().set_facts(state, object_value(json_argument(facts), "facts"), replace=replace)
-    emit(opts.fmt, run.document, [f"Updated facts for run {run.id}"])
+    _report(opts.fmt, run.document, [f"Updated facts for run {run.id}"])
 
 
 @run_group.command("authority")
@@ -255,7 +280,7 @@ def run_authority_command(
     """Replace the Run's session authorities; without --set, clear them."""
     opts = options(ctx, **local)
     run = _store().set_authorities(state, authorities)
-    emit(opts.fmt, run.document, [f"Authorities: {', '.join(run.authorities) or '<none>'}"])
+    _report(opts.fmt, run.document, [f"Authorities: {', '.join(run.authorities) or '<none>'}"])
 
 
 @run_group.command("checkpoint")
@@ -270,7 +295,7 @@ def run_checkpoint_command(ctx: click.Context, /, state: str, target: str, **loc
     opts = options(ctx, **local)
     _store().checkpoint(state, target)
     document = {"run": _absolute(state), "checkpoint": _absolute(target)}
-    emit(opts.fmt, document, [f"Checkpoint: {document['checkpoint']}"])
+    _report(opts.fmt, document, [f"Checkpoint: {document['checkpoint']}"])
 
 
 @run_group.command("resume")
@@ -284,7 +309,7 @@ def run_resume_command(ctx: click.Context, /, checkpoint: str, state: str, **loc
     run = _store().resume(checkpoint, state)
     path = _absolute(state)
     lines = [f"Resumed run {run.id} at {path}", _status_hint(path, opts)]
-    emit(opts.fmt, run.document, lines)
+    _report(opts.fmt, run.document, lines)
 
 
 @run_group.command("events")
@@ -302,4 +327,4 @@ def run_events_command(ctx: click.Context, /, state: str, **local: Any) -> None:
         node = f" {event['node']}" if event.get("node") else ""
         outcome = f" {event['outcome']}" if event.get("outcome") else ""
         lines.append(f"{event['sequence']} {event['at']} {event['type']}{node}{outcome}")
-    emit(opts.fmt, {"run": run.id, "events": run.events}, lines)
+    _report(opts.fmt, {"run": run.id, "events": run.events}, lines)

@@ -1,7 +1,10 @@
 """Assembling a routing state from ``evaluate``/``route`` options (reference §8.2).
 
 JSON-valued options take inline JSON or ``@<path>``; a file is read with the
-structured reader (JSON for ``.json``, YAML 1.2 otherwise). ``--state`` names an
+structured reader (JSON for ``.json``, YAML 1.2 otherwise). Either way text that is
+not Unicode (an unpaired surrogate such as ``"\\ud800"``, or an argument byte that
+was not UTF-8) is refused with its line and column, as any other syntax error
+(``json-invalid`` inline, ``parse-failed`` in a file). ``--state`` names an
 ``agent-graph.run.v1`` file whose facts, outcomes, authorities and workspace are
 the base that the inline options overlay.
 """
@@ -15,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import AgentGraphError
+from ..errors import AgentGraphError, Diagnostic
 from ..ir.records import OUTCOMES
 
 if TYPE_CHECKING:
@@ -30,7 +33,11 @@ def _js_json(value: Any) -> str:
 
 
 def json_argument(text: str) -> Any:
-    """Inline JSON, or the structured file named by ``@<path>`` (relative to the process)."""
+    """Inline JSON, or the structured file named by ``@<path>`` (relative to the process).
+
+    ``json-invalid`` (with the line and column in a diagnostic) when the text is not
+    JSON, or not Unicode text; a file's errors are the structured reader's.
+    """
     from ..documents.sources import JsonError, parse_json, read_structured
 
     if text.startswith("@"):
@@ -39,7 +46,8 @@ def json_argument(text: str) -> Any:
     try:
         value, _ = parse_json(text)
     except JsonError as error:
-        raise AgentGraphError("json-invalid", f"Invalid JSON: {error}") from None
+        found = Diagnostic("json-invalid", error.message, line=error.line, column=error.column)
+        raise AgentGraphError("json-invalid", f"Invalid JSON: {error}", [found]) from None
     return value
 
 

@@ -20,7 +20,7 @@ from agent_graph.documents.files import read_bytes
 from agent_graph.documents.sourcemap import MAX_DEPTH, ParseError, SourceMap, escape_token
 from agent_graph.errors import AgentGraphError
 
-__all__ = ["JsonError", "parse_json", "read_json"]
+__all__ = ["JsonError", "parse_json", "read_json", "unpaired_surrogate"]
 
 
 class JsonError(ParseError):
@@ -35,6 +35,50 @@ _NUMBER: Final = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _NEWLINE: Final = re.compile("\n")
 # The C string decoder behind json.loads (exact JSON string rules); typeshed omits it.
 _scanstring: Final[Callable[[str, int, bool], tuple[str, int]]] = _json_decoder.scanstring  # type: ignore[attr-defined]
+_SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
+# Where a surrogate can come from in JSON text: a \uD800-\uDFFF escape, or the character
+# itself (a str from argv holds one per byte that was not UTF-8). A fast superset.
+_MAYBE_SURROGATE: Final = re.compile(r"[\ud800-\udfff]|\\u[dD][89a-fA-F]")
+# One surrogate escape, other escape (so an escaped backslash is skipped) or surrogate.
+_STRING_TOKEN: Final = re.compile(r"\\u([dD][89a-fA-F][0-9a-fA-F]{2})|\\.|[\ud800-\udfff]")
+
+
+def unpaired_surrogate(text: str, start: int = 0, end: int | None = None) -> tuple[int, str] | None:
+    """The index and a description of the first unpaired surrogate in JSON text, if any.
+
+    A surrogate is text no Unicode encoding can hold (UTF-8 cannot encode it), so it is
+    refused wherever JSON is read, as the YAML reader refuses it. ``\\uD83D\\uDE00`` is
+    one character (a pair) and fine; ``\\uD800`` alone, a low surrogate escape first,
+    or a surrogate character in the text itself (a byte that was not UTF-8) is not.
+    ``text[start:end]`` must be JSON string content or whole JSON text (where every
+    backslash is inside a string).
+    """
+    stop = len(text) if end is None else end
+    if _MAYBE_SURROGATE.search(text, start, stop) is None:
+        return None
+    pending: tuple[int, str] | None = None  # a high surrogate escape waiting for its low half
+    for match in _STRING_TOKEN.finditer(text, start, stop):
+        unit = match.group(1)
+        if pending is not None:
+            if unit is not None and match.start() == pending[0] + 6 and unit[1] in "cCdDeEfF":
+                pending = None  # a pair: one astral character
+                continue
+            return pending
+        if unit is not None:
+            if unit[1] in "89abAB":
+                pending = (match.start(), f"\\u{unit}")
+                continue
+            return match.start(), f"\\u{unit}"
+        if match.group().startswith("\\"):
+            continue
+        return match.start(), f"U+{ord(match.group()):04X}"
+    return pending
+
+
+def _surrogate_message(found: str) -> str:
+    if found.startswith("U+"):
+        return f"unpaired surrogate {found} (text that was not UTF-8?): text must be Unicode"
+    return f"unpaired surrogate escape {found}: text must be Unicode"
 
 
 def _skip_ws(text: str, index: int) -> int:
@@ -65,9 +109,13 @@ class _JsonScanner:
     def string(self, index: int) -> tuple[str, int]:
         """Decode the string whose opening quote is at ``index - 1``."""
         try:
-            return _scanstring(self.text, index, True)
+            value, end = _scanstring(self.text, index, True)
         except JSONDecodeError as error:
             raise self.error(error.msg.removesuffix(" at").lower(), error.pos) from None
+        if _SURROGATE.search(value) is not None:
+            found = unpaired_surrogate(self.text, index, end - 1) or (index - 1, "in a string")
+            raise self.error(_surrogate_message(found[1]), found[0])
+        return value, end
 
     def key(self, index: int) -> tuple[str, int]:
         """Read ``"name"`` and the ``:`` after it; return the name and where its value starts."""
@@ -191,7 +239,9 @@ def parse_json(text: str) -> tuple[Any, SourceMap]:
     keeps its last value (in the first one's place; positions recorded inside
     the value it replaced stay in the map, unreferenced); ``NaN``/``Infinity``,
     comments, trailing commas and a byte order mark are errors. Nesting deeper
-    than ``MAX_DEPTH`` is refused. Raises :class:`JsonError`.
+    than ``MAX_DEPTH`` is refused, and so is an unpaired surrogate (an escape
+    such as ``"\\ud800"`` or the character itself), at its position: it is not
+    Unicode text, so nothing could print or store it. Raises :class:`JsonError`.
     """
     return _JsonScanner(text).parse()
 
@@ -200,7 +250,8 @@ def read_json(path: Path) -> Any:
     """Strict JSON (``JSON.parse`` rules: no NaN/Infinity), without positions.
 
     Read through :func:`~agent_graph.documents.files.read_bytes` (never blocks, capped);
-    raises ValueError or OSError with a one-line reason.
+    raises ValueError or OSError with a one-line reason. An unpaired surrogate escape
+    is refused with its position (:class:`JsonError`, a ValueError), as in :func:`parse_json`.
     """
     try:
         data = read_bytes(path, display=str(path))
@@ -209,7 +260,12 @@ def read_json(path: Path) -> Any:
     text = data.decode("utf-8").removeprefix("\ufeff")
     if "\0" in text:
         raise ValueError("NUL character")
-    return json.loads(text, parse_constant=_no_constant)
+    value = json.loads(text, parse_constant=_no_constant)
+    found = unpaired_surrogate(text)
+    if found is not None:
+        line, column = _JsonScanner(text).position(found[0])
+        raise JsonError(_surrogate_message(found[1]), line, column)
+    return value
 
 
 def _no_constant(name: str) -> Any:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import enum
+import json
 import os
 import re
 import uuid
@@ -35,6 +36,8 @@ FACTS_REPLACED: Final = "facts.replaced"
 AUTHORITIES_UPDATED: Final = "authorities.updated"
 RUN_CHECKPOINTED: Final = "run.checkpointed"
 RUN_RESUMED: Final = "run.resumed"
+
+_SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
 
 
 class _Missing(enum.Enum):
@@ -134,6 +137,62 @@ class Run:
 # -- checks on what a host passes in ------------------------------------------------------
 
 
+def not_unicode(value: Any) -> tuple[list[str | int], str] | None:
+    """Where plain JSON data holds a string (or key) that is not Unicode text, if anywhere.
+
+    Returns the path to it (object keys and array indices) and its first surrogate
+    code point (``U+D800``): a surrogate in a ``str`` is no character, so UTF-8 cannot
+    encode it, a Run holding one could never be written or printed whole, and the
+    JSON readers refuse it. One C-speed encode when all is well (the usual case).
+    """
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except (UnicodeEncodeError, TypeError, ValueError):
+        pass
+    else:
+        return None
+    stack: list[tuple[Any, list[str | int]]] = [(value, [])]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            found = _SURROGATE.search(item)
+            if found is not None:
+                return path, f"U+{ord(found.group()):04X}"
+        elif isinstance(item, Mapping):
+            children = list(item.items())
+            for key, _ in children:
+                found = _SURROGATE.search(key) if isinstance(key, str) else None
+                if found is not None:
+                    return [*path, key], f"U+{ord(found.group()):04X}"
+            stack.extend((child, [*path, key]) for key, child in reversed(children))
+        elif isinstance(item, (list, tuple)):
+            stack.extend((child, [*path, i]) for i, child in reversed(list(enumerate(item))))
+    return None
+
+
+def printable(text: str) -> str:
+    """``text`` with each surrogate written as ``\\udcff``, so a message can always be printed."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _dotted(label: str, path: Sequence[str | int]) -> str:
+    """``facts.a[0]``, as :func:`~agent_graph.vm.state.check_json` names a place."""
+    steps = (f"[{part}]" if isinstance(part, int) else f".{printable(part)}" for part in path)
+    return label + "".join(steps)
+
+
+def check_unicode(value: Any, label: str, code: str) -> None:
+    """Refuse JSON data with text that is not Unicode (see :func:`not_unicode`)."""
+    problem = not_unicode(value)
+    if problem is not None:
+        path, point = problem
+        raise AgentGraphError(
+            code,
+            f"{_dotted(label, path)} holds an unpaired surrogate ({point}), "
+            "which is not Unicode text",
+        )
+
+
 def _plain(value: Any) -> Any:
     """A private deep copy with tuples as lists and mappings as dicts (checked JSON)."""
     if isinstance(value, Mapping):
@@ -148,6 +207,7 @@ def check_facts(facts: Any) -> dict[str, Any]:
         raise AgentGraphError("json-object-required", "facts must be a JSON object")
     check_json(facts, "facts", "facts-invalid")
     plain: dict[str, Any] = _plain(facts)
+    check_unicode(plain, "facts", "facts-invalid")
     return plain
 
 
@@ -168,6 +228,7 @@ def check_authorities(authorities: Iterable[str]) -> list[str]:
     values = list(authorities)
     if not all(isinstance(a, str) for a in values):
         raise AgentGraphError("authority-invalid", "authorities must be a list of strings")
+    check_unicode(values, "authorities", "authority-invalid")
     return js_sorted(set(values))
 
 
@@ -178,6 +239,12 @@ def check_state_key(run: Mapping[str, Any], key: Any) -> str:
     ``report/draft``) was recorded and then silently never matched anything.
     """
     graph = run["graph"]
+    if isinstance(key, str) and _SURROGATE.search(key) is not None:
+        raise AgentGraphError(
+            "state-key-invalid",
+            f"{key!r} is not a state key: it holds an unpaired surrogate, "
+            "which is not Unicode text",
+        )
     if not isinstance(key, str) or not key.startswith(f"{graph}/") or key.endswith("/"):
         raise AgentGraphError(
             "state-key-invalid",
@@ -254,6 +321,7 @@ def recorded(
     if detail is not NO_DETAIL:
         check_json(detail, "detail", "detail-invalid")
         detail = _plain(detail)
+        check_unicode(detail, "detail", "detail-invalid")
     record: dict[str, Any] = {"outcome": outcome, "recordedAt": at}
     if detail is not NO_DETAIL:
         record["detail"] = detail
@@ -334,8 +402,19 @@ def check_version(value: Any, display: str) -> None:
 
 
 def check_integrity(document: Mapping[str, Any], display: str) -> None:
-    """What the schema cannot say: events are numbered 1, 2, 3 … without gaps."""
+    """What the schema cannot say: the log is not empty and numbered 1, 2, 3 … without gaps.
+
+    Every Run starts with its ``run.started`` event, so an empty log is a damaged
+    Run (appending to it would renumber the log from 1 with no start).
+    """
     events: Sequence[Mapping[str, Any]] = document["events"]
+    if not events:
+        message = "the event log is empty; a Run's log starts with its run.started event"
+        raise AgentGraphError(
+            "run-invalid",
+            f"{display} is not a consistent Run: {message}",
+            [Diagnostic("run-invalid", message, path=display, pointer="/events")],
+        )
     for index, event in enumerate(events):
         if event["sequence"] != index + 1:
             pointer = f"/events/{index}/sequence"

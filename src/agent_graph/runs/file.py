@@ -11,8 +11,13 @@ Concurrency: every mutation holds an advisory lock (``flock`` on a sidecar
 ``.<name>.lock`` in the same directory, which stays there) for its whole
 read-modify-write, so concurrent writers in any number of processes are
 serialised and none loses an event. The kernel drops the lock of a process that
-dies. Readers take no lock: they always see a complete version. Symbolic links are
-followed, so two names for one Run share one lock.
+dies. Readers take no lock: they always see a complete version. Symbolic links to
+a Run are followed, so two names for one Run share one lock (next to the real
+file); the lock itself is opened without following a link, and a lock that is a
+symbolic link or not a regular file is refused (``run-lock-invalid``), never
+followed to create or lock something elsewhere. A lock is only created next to a
+Run that exists, or for the new Run that ``start``/``checkpoint``/``resume`` create
+(which alone create a missing directory).
 """
 
 from __future__ import annotations
@@ -39,6 +44,11 @@ if TYPE_CHECKING:
     from ..documents.sourcemap import SourceMap
 
 DEFAULT_LOCK_TIMEOUT = 60.0
+# Open a lock without following a symbolic link (ELOOP, or EMLINK on FreeBSD, if it is one).
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_LOCK_FLAGS = (
+    os.O_RDWR | os.O_CREAT | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+)
 
 
 def _lock_name(name: str) -> str:
@@ -106,7 +116,7 @@ def read_document(path: Path, display: str) -> dict[str, Any]:
 
     if path.suffix.lower() != ".json":
         document = read_structured(path, display=display)
-        return check_document(document.value, display, lambda: document.source)
+        return check_document(document.value, display, lambda: document.source, parsed=True)
     text = read_text(path, display=display)
     try:
         value = codec.loads(text)
@@ -120,7 +130,7 @@ def read_document(path: Path, display: str) -> dict[str, Any]:
         except Exception:
             return None
 
-    return check_document(value, display, positions)
+    return check_document(value, display, positions, parsed=True)
 
 
 def read_run(path: RunRef) -> Run:
@@ -156,6 +166,18 @@ class FileRunStore(BaseRunStore[Path]):
     def _exists(self, key: Path) -> bool:
         return os.path.lexists(key)
 
+    def _stored(self, key: Path) -> bool:
+        return os.path.isfile(key)  # follows links: a dangling one stores nothing
+
+    def _prepare(self, key: Path) -> None:
+        directory = self._real(key).parent
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise AgentGraphError(
+                "file-write-failed", f"Cannot create {directory}: {error.strerror or error}"
+            ) from None
+
     @staticmethod
     def _real(key: Path) -> Path:
         return Path(os.path.realpath(key))
@@ -181,14 +203,39 @@ class FileRunStore(BaseRunStore[Path]):
                 finally:
                     os.close(fd)
 
-    def _acquire(self, path: Path) -> int:
+    @staticmethod
+    def _lock_invalid(path: Path, what: str) -> AgentGraphError:
+        return AgentGraphError(
+            "run-lock-invalid",
+            f"The Run lock {path} is {what}, not a lock file agc made; "
+            "remove it if no agc process is running on this Run",
+        )
+
+    def _open_lock(self, path: Path) -> int:
+        """The lock's descriptor; creates the file, never follows a link or makes a directory."""
+        if not _NOFOLLOW and os.path.islink(path):  # pragma: no cover - no O_NOFOLLOW (Windows)
+            raise self._lock_invalid(path, "a symbolic link")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+            fd = os.open(path, _LOCK_FLAGS, 0o666)
         except OSError as error:
+            if error.errno in (errno.ELOOP, errno.EMLINK) or os.path.islink(path):
+                raise self._lock_invalid(path, "a symbolic link") from None
+            if error.errno == errno.EISDIR or os.path.isdir(path):
+                raise self._lock_invalid(path, "a directory") from None
             raise AgentGraphError(
                 "file-write-failed", f"Cannot lock {path}: {error.strerror or error}"
             ) from None
+        try:
+            regular = stat.S_ISREG(os.fstat(fd).st_mode)
+        except OSError:  # pragma: no cover - fstat of an open descriptor
+            regular = False
+        if not regular:
+            os.close(fd)
+            raise self._lock_invalid(path, "not a regular file")
+        return fd
+
+    def _acquire(self, path: Path) -> int:
+        fd = self._open_lock(path)
         deadline = time.monotonic() + self.lock_timeout
         delay = 0.0005
         while not _try_lock(fd):

@@ -46,7 +46,7 @@ class MemoryRunStore(BaseRunStore[str]):
             data = self._runs.get(key)
         if data is None:
             raise AgentGraphError("file-read-failed", f"Cannot read {key}: no such Run")
-        return check_document(codec.loads(data.decode("utf-8")), key)
+        return check_document(codec.loads(data.decode("utf-8")), key, parsed=True)
 
     @contextmanager
     def _locked(self, keys: Sequence[str]) -> Iterator[None]:

@@ -110,6 +110,13 @@ class BaseRunStore(ABC, Generic[K]):
     @abstractmethod
     def _exists(self, key: K) -> bool: ...
 
+    def _stored(self, key: K) -> bool:
+        """Whether a Run may be stored at ``key`` (a mutation takes no lock otherwise)."""
+        return self._exists(key)
+
+    def _prepare(self, key: K) -> None:
+        """Make room for a new Run at ``key`` (a file's directory), before its lock is taken."""
+
     @abstractmethod
     def _read(self, key: K) -> dict[str, Any]:
         """The stored document, checked; the error a host can act on otherwise."""
@@ -142,6 +149,7 @@ class BaseRunStore(ABC, Generic[K]):
         )
 
     def _create_new(self, key: K, document: dict[str, Any], label: str) -> None:
+        self._prepare(key)
         with self._locked([key]):
             self._create_locked(key, document, label)
 
@@ -155,8 +163,8 @@ class BaseRunStore(ABC, Generic[K]):
 
     def _mutate(self, ref: RunRef, change: Callable[[dict[str, Any], str], dict[str, Any]]) -> Run:
         key = self._key(ref)
-        if not self._exists(key):
-            self._read(key)  # the "cannot read" error, without creating a lock for nothing
+        if not self._stored(key):
+            self._read(key)  # the "cannot read" error, before any lock (or directory) is made
         with self._locked([key]):
             changed = change(self._read(key), self._now())
             check_document(changed, self._display(key))
@@ -226,6 +234,7 @@ class BaseRunStore(ABC, Generic[K]):
         if self._exists(target_key):
             raise self._refuse(target_key, "Checkpoint")
         self._read(source_key)  # a damaged source fails here, before any lock file is made
+        self._prepare(target_key)
         with self._locked([source_key, target_key]):
             if self._exists(target_key):
                 raise self._refuse(target_key, "Checkpoint")

@@ -1,31 +1,53 @@
-"""Per-record decoders generated from the codec's layout table.
+"""Per-record decoders and bounds checks, generated from the records' wire markers.
 
 A generic field interpreter spends most of a cold load dispatching on field codes;
 straight-line functions, one per record type, check the same things (shape, every
-type, every string index) several times faster. They are generated once, on first
-use, from :data:`codec.LAYOUT`, so the layout stays the single description.
+type, every string index) several times faster. The same holds for the bounds pass:
+a walk that asks each field's marker what it points at would cost more than the
+decoding. So both are generated once per record set, on first use, from
+:func:`.schema.describe`, and the markers stay the single description.
+
+A bounds check needs the size of the table an index points into, and the table lives
+in an enclosing record (``Graph.nodes`` for an edge's ends). Each generated checker
+takes, as arguments, the sizes of exactly the tables its subtree needs
+(:func:`.schema.table_needs`) and computes the sizes of the tables it owns; records
+whose subtree holds no index are not visited at all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import fields
+from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
 from ..errors import AgentGraphError
 from . import records as r
+from .schema import NONE, Field, Table, table_needs
 
 Decoder = Callable[[Any, list[str], int], Any]
+Checker = Callable[[Any], None]
+
+
+def corrupt(message: str) -> AgentGraphError:
+    return AgentGraphError("ir-corrupt", f"Compiled IR is damaged: {message}")
 
 
 def _bad(message: str) -> NoReturn:
-    raise AgentGraphError("ir-corrupt", f"Compiled IR is damaged: {message}")
+    raise corrupt(message)
 
 
 def _string(value: Any, strings: list[str], count: int, where: str) -> str:
     if type(value) is not int or not 0 <= value < count:
         _bad(f"{where}: string index out of range")
     return strings[value]
+
+
+def _out_of_range(record: Any, field: str, value: Any) -> NoReturn:
+    ident = getattr(record, "id", None)
+    name = type(record).__name__ + (f" {ident}" if isinstance(ident, str) else "")
+    _bad(f"{name}: {field} {value!r} out of range")
+
+
+# -- decoders -----------------------------------------------------------------------------
 
 
 def _field(code: str, src: str, where: str) -> tuple[list[str], str]:
@@ -83,30 +105,120 @@ def _field(code: str, src: str, where: str) -> tuple[list[str], str]:
     return lines, f"(None if {guard} else {expr})"
 
 
-def build(layout: dict[type, tuple[str, ...]]) -> dict[type, Decoder]:
-    namespace: dict[str, Any] = {
+def _namespace(records: Mapping[type, tuple[Field, ...]]) -> dict[str, Any]:
+    return {
         "_bad": _bad,
         "_string": _string,
+        "_range": _out_of_range,
         "_freeze": r.freeze_json,
-        **{cls.__name__: cls for cls in layout},
+        **{cls.__name__: cls for cls in records},
     }
+
+
+def build_decoders(records: Mapping[type, tuple[Field, ...]]) -> dict[type, Decoder]:
+    """``dec(value, strings, len(strings))`` per record: shape, types, string indexes."""
     source: list[str] = []
-    for cls, codes in layout.items():
+    for cls, fields in records.items():
         name = cls.__name__
-        names = [f.name for f in fields(cls)]
-        args = [f"v{i}" for i in range(len(codes))]
+        args = [f"v{i}" for i in range(len(fields))]
         body = [
             f"def dec_{name}(v, S, n):",
-            f"    if type(v) is not list or len(v) != {len(codes)}: "
+            f"    if type(v) is not list or len(v) != {len(fields)}: "
             f"_bad('malformed {name} record')",
             f"    {', '.join(args)}{',' if len(args) == 1 else ''} = v",
         ]
         values = []
-        for i, (code, field_name) in enumerate(zip(codes, names, strict=True)):
-            lines, expr = _field(code, args[i], f"{name}.{field_name}")
+        for arg, f in zip(args, fields, strict=True):
+            lines, expr = _field(f.code, arg, f"{name}.{f.name}")
             body += [f"    {line}" for line in lines]
             values.append(expr)
         body.append(f"    return {name}({', '.join(values)})")
         source.append("\n".join(body))
+    namespace = _namespace(records)
     exec(compile("\n\n".join(source), "<agent_graph.ir.decoders>", "exec"), namespace)
-    return {cls: namespace[f"dec_{cls.__name__}"] for cls in layout}
+    return {cls: namespace[f"dec_{cls.__name__}"] for cls in records}
+
+
+# -- bounds checks ------------------------------------------------------------------------
+
+
+def _size(table: Table) -> str:
+    return f"t_{table.record}_{table.field}"
+
+
+def _bound(f: Field) -> list[str]:
+    """Statements refusing ``v``, the value of ``f``, when it is outside its table or enum."""
+    wire, fail = f.wire, f"_range(x, {f.name!r}, v)"
+    if wire.kind == "code":
+        assert wire.names is not None
+        return [f"if not 0 <= v < {len(wire.names)}: {fail}"]
+    if wire.kind == "bits":  # a non-empty set of the names
+        assert wire.names is not None
+        return [f"if not 0 < v < {1 << len(wire.names)}: {fail}"]
+    assert wire.table is not None
+    size = _size(wire.table)
+    if wire.kind == "index":
+        none = f" and v != {NONE}" if wire.none else ""
+        return [f"if not 0 <= v < {size}{none}: {fail}"]
+    if wire.kind == "indexes":
+        return [f"if v and (min(v) < 0 or max(v) >= {size}): {fail}"]
+    assert wire.kind == "named_indexes"
+    return ["for p in v:", f"    if not 0 <= p[1] < {size}: {fail}"]
+
+
+def build_checker(records: Mapping[type, tuple[Field, ...]], root: type) -> Checker:
+    """A function refusing a ``root`` value with any index outside its table or enum."""
+    needs = table_needs(records)
+    bounded = {cls for cls, fields in records.items() if any(_bounded(f) for f in fields)}
+    changed = True
+    while changed:  # and every record with a bounded record inside
+        changed = False
+        for cls, fields in records.items():
+            if cls not in bounded and any(f.record in bounded for f in fields):
+                bounded.add(cls)
+                changed = True
+    if root not in bounded:
+        return lambda value: None
+
+    def params(cls: type) -> list[str]:
+        return sorted(_size(table) for table in needs[cls])
+
+    source: list[str] = []
+    for cls, fields in records.items():
+        if cls not in bounded:
+            continue
+        body = [f"def chk_{cls.__name__}({', '.join(['x', *params(cls)])}):"]
+        used = {f.wire.table for f in fields if _bounded(f) and f.wire.table is not None}
+        for f in fields:
+            if f.record is not None:
+                used |= needs[f.record]
+        for f in fields:  # the sizes of the tables this record owns and something uses
+            if f.wire.kind == "records" and Table(cls.__name__, f.name) in used:
+                size = f"len(x.{f.name})"
+                if f.optional:
+                    size = f"({size} if x.{f.name} is not None else 0)"
+                body.append(f"    {_size(Table(cls.__name__, f.name))} = {size}")
+        for f in fields:
+            if _bounded(f):
+                body += [f"    v = x.{f.name}", *(f"    {line}" for line in _bound(f))]
+            elif f.record in bounded:
+                assert f.record is not None
+                call = f"chk_{f.record.__name__}({', '.join(['{}', *params(f.record)])})"
+                indent = "    "
+                body.append(f"    v = x.{f.name}")
+                if f.optional:
+                    body.append("    if v is not None:")
+                    indent += "    "
+                if f.wire.kind == "records":
+                    body += [f"{indent}for e in v:", f"{indent}    {call.format('e')}"]
+                else:
+                    body.append(f"{indent}{call.format('v')}")
+        source.append("\n".join(body))
+    namespace = _namespace(records)
+    exec(compile("\n\n".join(source), "<agent_graph.ir.checks>", "exec"), namespace)
+    checker: Checker = namespace[f"chk_{root.__name__}"]
+    return checker
+
+
+def _bounded(f: Field) -> bool:
+    return f.wire.kind in ("index", "indexes", "named_indexes", "code", "bits")

@@ -5,13 +5,38 @@ touches YAML or source files. Cross references are indexes into the Program's
 tables (nodes and edges of the same graph; graphs, actions and resources of the
 Program); the codec checks every index on decode.
 
+This module is the one description of the IR. Each field's ``Annotated`` marker (see
+:mod:`.schema`) says how the field travels and what its integers point at; the codec
+layout, the generated decoders, the per-field bounds checks and the dump are derived
+from those markers, so adding a field is a declaration here plus the lowering that
+fills it (and a FORMAT_VERSION bump: IR bytes written before no longer fit). Field
+order is wire order, so reordering fields changes the bytes.
+
 Paths are Provider-relative POSIX paths; the VM joins them onto the installed root.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
+
+from .schema import (
+    FLAG,
+    INTEGER,
+    JSON,
+    RECORD,
+    RECORDS,
+    TEXT,
+    TEXT_PAIR,
+    TEXTS,
+    Table,
+    bits,
+    code,
+    index,
+    indexes,
+    named_indexes,
+)
+from .schema import NONE as NONE  # "no index" in optional index fields (-1)
 
 #: The eight outcomes, in bit order for :attr:`Edge.mask`.
 OUTCOMES: tuple[str, ...] = (
@@ -26,6 +51,10 @@ OUTCOMES: tuple[str, ...] = (
 )
 OUTCOME_BIT: dict[str, int] = {name: 1 << i for i, name in enumerate(OUTCOMES)}
 
+#: Stored error messages (a resource's invalid host input) carry this token where the
+#: installed absolute path belongs, so the IR never holds a machine path of the sources.
+FILE_TOKEN = "{file}"
+
 # Node kinds.
 ACTION, GATE, SUBGRAPH, TERMINAL = 0, 1, 2, 3
 NODE_KINDS: tuple[str, ...] = ("action", "gate", "subgraph", "terminal")
@@ -36,6 +65,7 @@ REPEAT = 4
 
 # Fact check kinds.
 EXISTS, ABSENT, EQUALS = 0, 1, 2
+FACT_KINDS: tuple[str, ...] = ("exists", "absent", "equals")
 
 # Resource protocols.
 FILE, MARKDOWN, GRAPH_ACTION, HOST_ACTION, LEGACY_FILE, LEGACY_VIEW = 0, 1, 2, 3, 4, 5
@@ -48,7 +78,12 @@ PROTOCOLS: tuple[str, ...] = (
     "legacy-view",
 )
 
-NONE = -1  # "no index" in optional index fields
+# The tables index fields point into; each resolves in the nearest enclosing record.
+GRAPHS = Table("Program", "graphs")
+ACTIONS = Table("Program", "actions")
+RESOURCES = Table("Program", "resources")
+NODES = Table("Graph", "nodes")  # this graph's nodes
+EDGES = Table("Graph", "edges")  # this graph's edges
 
 
 def _read_only(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -105,9 +140,9 @@ class FactCheck:
     ``value``: the scalar compared with ``Object.is`` semantics (EQUALS only, else None).
     """
 
-    path: tuple[str, ...]
-    kind: int
-    value: Any
+    path: Annotated[tuple[str, ...], TEXTS]
+    kind: Annotated[int, code(FACT_KINDS)]
+    value: Annotated[Any, JSON]
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +152,8 @@ class ResourceLists:
     ``required``/``recommended``: indexes into :attr:`Program.resources`, in authored order.
     """
 
-    required: tuple[int, ...]
-    recommended: tuple[int, ...]
+    required: Annotated[tuple[int, ...], indexes(RESOURCES)]
+    recommended: Annotated[tuple[int, ...], indexes(RESOURCES)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,9 +165,9 @@ class Delegated:
     ``resources``: replacement resource lists (wholesale), or None when not authored.
     """
 
-    skip_inspection: bool
-    resolution: int
-    resources: ResourceLists | None
+    skip_inspection: Annotated[bool, FLAG]
+    resolution: Annotated[int, index(ACTIONS, optional=True)]
+    resources: Annotated[ResourceLists | None, RECORD]
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,14 +182,14 @@ class Gate:
     ``fields``: the authored gate members in authored order (routes echo them that way).
     """
 
-    id: str
-    prompt: str
-    authority: str | None
-    delegatable: bool | None
-    inspection: int
-    resolution: int
-    delegated: Delegated | None
-    fields: tuple[str, ...]
+    id: Annotated[str, TEXT]
+    prompt: Annotated[str, TEXT]
+    authority: Annotated[str | None, TEXT]
+    delegatable: Annotated[bool | None, FLAG]
+    inspection: Annotated[int, index(ACTIONS, optional=True)]
+    resolution: Annotated[int, index(ACTIONS, optional=True)]
+    delegated: Annotated[Delegated | None, RECORD]
+    fields: Annotated[tuple[str, ...], TEXTS]
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,23 +210,23 @@ class Node:
     ``repeats``: indexes of outgoing repeat edges, in declaration order.
     """
 
-    id: str
-    kind: int
-    description: str | None
-    reason_code: str | None
-    priority: int
-    join_any: bool
-    requires: tuple[FactCheck, ...] | None
-    satisfied_by: tuple[FactCheck, ...] | None
-    terminal_outcome: str | None
-    action: int
-    gate: Gate | None
-    subgraph: int
-    entry: str | None
-    resources: ResourceLists | None
-    incoming: tuple[int, ...]
-    outgoing: tuple[int, ...]
-    repeats: tuple[int, ...]
+    id: Annotated[str, TEXT]
+    kind: Annotated[int, code(NODE_KINDS)]
+    description: Annotated[str | None, TEXT]
+    reason_code: Annotated[str | None, TEXT]
+    priority: Annotated[int, INTEGER]
+    join_any: Annotated[bool, FLAG]
+    requires: Annotated[tuple[FactCheck, ...] | None, RECORDS]
+    satisfied_by: Annotated[tuple[FactCheck, ...] | None, RECORDS]
+    terminal_outcome: Annotated[str | None, TEXT]
+    action: Annotated[int, index(ACTIONS, optional=True)]
+    gate: Annotated[Gate | None, RECORD]
+    subgraph: Annotated[int, index(GRAPHS, optional=True)]
+    entry: Annotated[str | None, TEXT]
+    resources: Annotated[ResourceLists | None, RECORD]
+    incoming: Annotated[tuple[int, ...], indexes(EDGES)]
+    outgoing: Annotated[tuple[int, ...], indexes(EDGES)]
+    repeats: Annotated[tuple[int, ...], indexes(EDGES)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,10 +234,10 @@ class Edge:
     """One edge: ``source``/``target`` node indexes, ``kind`` (EDGE_KINDS index) and
     ``mask``, the OR of :data:`OUTCOME_BIT` over its outcomes (default ``[completed]``)."""
 
-    source: int
-    target: int
-    kind: int
-    mask: int
+    source: Annotated[int, index(NODES)]
+    target: Annotated[int, index(NODES)]
+    kind: Annotated[int, code(EDGE_KINDS)]
+    mask: Annotated[int, bits(OUTCOMES)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,14 +247,14 @@ class Graph:
     authored order; ``nodes`` and ``edges`` in declaration order; ``repeat_edges``, indexes of
     all repeat edges in declaration order; ``dependencies``, called graph ids (sorted)."""
 
-    id: str
-    path: str
-    digest: str
-    entrypoints: tuple[tuple[str, int], ...]
-    nodes: tuple[Node, ...]
-    edges: tuple[Edge, ...]
-    repeat_edges: tuple[int, ...]
-    dependencies: tuple[str, ...]
+    id: Annotated[str, TEXT]
+    path: Annotated[str, TEXT]
+    digest: Annotated[str, TEXT]
+    entrypoints: Annotated[tuple[tuple[str, int], ...], named_indexes(NODES)]
+    nodes: Annotated[tuple[Node, ...], RECORDS]
+    edges: Annotated[tuple[Edge, ...], RECORDS]
+    repeat_edges: Annotated[tuple[int, ...], indexes(EDGES)]
+    dependencies: Annotated[tuple[str, ...], TEXTS]
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,12 +267,12 @@ class FileRef:
     frontmatter fails at route time, as in the reference), else None.
     """
 
-    id: str
-    kind: str
-    media_type: str
-    path: str
-    digest: str
-    error: tuple[str, str] | None
+    id: Annotated[str, TEXT]
+    kind: Annotated[str, TEXT]
+    media_type: Annotated[str, TEXT]
+    path: Annotated[str, TEXT]
+    digest: Annotated[str, TEXT]
+    error: Annotated[tuple[str, str] | None, TEXT_PAIR]
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,18 +285,18 @@ class Action:
     ``input_schema``/``output_schema`` as file references.
     """
 
-    id: str
-    runner: str
-    effect: str
-    cwd: str
-    command: str | None
-    entry: str | None
-    runtime: str | None
-    args: tuple[str, ...]
-    handler: str | None
-    skill: FileRef | None
-    input_schema: FileRef | None
-    output_schema: FileRef | None
+    id: Annotated[str, TEXT]
+    runner: Annotated[str, TEXT]
+    effect: Annotated[str, TEXT]
+    cwd: Annotated[str, TEXT]
+    command: Annotated[str | None, TEXT]
+    entry: Annotated[str | None, TEXT]
+    runtime: Annotated[str | None, TEXT]
+    args: Annotated[tuple[str, ...], TEXTS]
+    handler: Annotated[str | None, TEXT]
+    skill: Annotated[FileRef | None, RECORD]
+    input_schema: Annotated[FileRef | None, RECORD]
+    output_schema: Annotated[FileRef | None, RECORD]
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,10 +304,10 @@ class HostInput:
     """What a host-action location exposes: the materializer's ``handler``, the versioned
     identities of its input and output schemas, and the descriptor's ``input`` value."""
 
-    handler: str
-    input_schema: str
-    output_schema: str
-    value: Any
+    handler: Annotated[str, TEXT]
+    input_schema: Annotated[str, TEXT]
+    output_schema: Annotated[str, TEXT]
+    value: Annotated[Any, JSON]
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,15 +321,15 @@ class Resource:
     ``host``: host-action data, else None.
     """
 
-    id: str
-    kind: str
-    media_type: str
-    protocol: int
-    path: str
-    content: str | None
-    digest: str | None
-    materializer: int
-    host: HostInput | None
+    id: Annotated[str, TEXT]
+    kind: Annotated[str, TEXT]
+    media_type: Annotated[str, TEXT]
+    protocol: Annotated[int, code(PROTOCOLS)]
+    path: Annotated[str, TEXT]
+    content: Annotated[str | None, TEXT]
+    digest: Annotated[str | None, TEXT]
+    materializer: Annotated[int, index(ACTIONS, optional=True)]
+    host: Annotated[HostInput | None, RECORD]
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,12 +338,12 @@ class CatalogEntry:
     route hint), optional ``severity`` and ``document`` (a static resource index or NONE),
     and ``raw``, the authored entry as JSON (for ``code list``)."""
 
-    code: str
-    kind: str
-    summary: str
-    severity: str | None
-    document: int
-    raw: Any
+    code: Annotated[str, TEXT]
+    kind: Annotated[str, TEXT]
+    summary: Annotated[str, TEXT]
+    severity: Annotated[str | None, TEXT]
+    document: Annotated[int, index(RESOURCES, optional=True)]
+    raw: Annotated[Any, JSON]
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,10 +355,28 @@ class Program:
     in load order. ``catalog``: entries in file order, or None without a catalog.
     """
 
-    provider_id: str
-    provider_version: str
-    provider_digest: str
-    graphs: tuple[Graph, ...]
-    actions: tuple[Action, ...]
-    resources: tuple[Resource, ...]
-    catalog: tuple[CatalogEntry, ...] | None
+    provider_id: Annotated[str, TEXT]
+    provider_version: Annotated[str, TEXT]
+    provider_digest: Annotated[str, TEXT]
+    graphs: Annotated[tuple[Graph, ...], RECORDS]
+    actions: Annotated[tuple[Action, ...], RECORDS]
+    resources: Annotated[tuple[Resource, ...], RECORDS]
+    catalog: Annotated[tuple[CatalogEntry, ...] | None, RECORDS]
+
+
+#: Every record of a Program, innermost first.
+PROGRAM_RECORDS: tuple[type, ...] = (
+    FactCheck,
+    ResourceLists,
+    Delegated,
+    Gate,
+    Node,
+    Edge,
+    Graph,
+    FileRef,
+    Action,
+    HostInput,
+    Resource,
+    CatalogEntry,
+    Program,
+)

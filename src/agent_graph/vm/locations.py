@@ -32,8 +32,6 @@ HOST_ACTION_RESULT = "agent-graph.host-action-result.v1"
 READ_REQUIRED = "read-required"
 CURRENT = "current"
 
-#: Stored error messages carry this token where the installed absolute path belongs.
-FILE_TOKEN = "{file}"
 
 _SEMVER = re.compile(
     r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)"
@@ -150,7 +148,7 @@ def locate_file(root: Path, ref: r.FileRef) -> FileLocation:
     path = str(root / ref.path)
     if ref.error is not None:
         code, message = ref.error
-        raise AgentGraphError(code, message.replace(FILE_TOKEN, path))
+        raise AgentGraphError(code, message.replace(r.FILE_TOKEN, path))
     return FileLocation(ref.id, ref.kind, ref.media_type, ref.digest, path)
 
 

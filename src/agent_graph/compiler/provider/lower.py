@@ -19,10 +19,6 @@ from ...ir import records as r
 from .hostaction import identity_problem
 from .model import LoadedAction, LoadedProvider, LoadedResource
 
-#: Placeholder for the installed absolute path inside stored error messages, so the IR
-#: never carries the machine path of the sources.
-FILE_TOKEN = "{file}"
-
 _PROTOCOL = {
     "file": r.FILE,
     "markdown": r.MARKDOWN,
@@ -97,7 +93,7 @@ class _Lowering:
         try:
             meta = read_markdown(path, display=rel).value
         except AgentGraphError as exc:
-            message = exc.message.replace(str(path), FILE_TOKEN)
+            message = exc.message.replace(str(path), r.FILE_TOKEN)
             return r.FileRef(
                 "skill.agent-skill",
                 "skill",

@@ -1,0 +1,206 @@
+"""Canonical msgpack encoding of a set of IR records, and a decoder that trusts nothing.
+
+Layout: ``[MAGIC, FORMAT_VERSION, sha256(body), body]`` where ``body`` is the msgpack
+of ``[strings, root]``. Records are positional arrays in field order; strings are
+interned in ``strings`` and stored as indexes; JSON values are stored as themselves.
+
+None of this is specific to the Program: a :class:`RecordSet` names a magic, a
+version, a root record and the records below it, and everything else (the layout,
+the decoders, the bounds checks) is derived from the records' wire markers
+(:mod:`.schema`). Another kind of compiled document declares its own records and its
+own verifier and gets the same interning, digesting and distrust for free.
+
+Decoding checks the magic, the version, the body digest, every field's type, every
+index bound and then the record set's own ``verify`` (the semantic rules that are not
+per-field bounds), so damaged or truncated bytes raise ``ir-corrupt`` instead of an
+IndexError or a wrong answer. A document's digest is the SHA-256 of its whole bytes.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+import msgpack
+
+from ..errors import AgentGraphError
+from .decoders import Checker, Decoder, build_checker, build_decoders, corrupt
+from .schema import Field, describe, table_needs
+
+__all__ = ["RecordSet", "corrupt", "decode", "digest_of", "encode"]
+
+T = TypeVar("T")
+
+
+class RecordSet(Generic[T]):
+    """One kind of compiled document: its header and the records it is made of.
+
+    ``records``: every record type reachable from ``root`` (``root`` included), so the
+    set is visible where it is declared. ``verify``: semantic checks run after decoding
+    and the generated bounds checks (it may assume every index is in range).
+    ``rebuild``: what the version error tells a reader to do.
+    """
+
+    def __init__(
+        self,
+        *,
+        magic: str,
+        version: int,
+        root: type[T],
+        records: tuple[type, ...],
+        verify: Callable[[T], None] | None = None,
+        rebuild: str = "recompile it",
+    ) -> None:
+        self.magic, self.version, self.root = magic, version, root
+        self.verify, self.rebuild = verify, rebuild
+        self.fields: dict[type, tuple[Field, ...]] = {cls: describe(cls) for cls in records}
+        self.by_name: dict[str, type] = {cls.__name__: cls for cls in records}
+        self.layout: dict[type, tuple[str, ...]] = {
+            cls: tuple(f.code for f in fields) for cls, fields in self.fields.items()
+        }
+        self._plan = {
+            cls: tuple((f.code, f.name) for f in fields) for cls, fields in self.fields.items()
+        }
+        self._check_closed()
+        self._decoders: dict[type, Decoder] | None = None
+        self._checker: Checker | None = None
+
+    def _check_closed(self) -> None:
+        if len(self.by_name) != len(self.fields):
+            raise TypeError("two records of one set share a name")
+        reached, todo = {self.root}, [self.root]
+        while todo:
+            for f in describe(todo.pop()):
+                if f.record is not None and f.record not in reached:
+                    reached.add(f.record)
+                    todo.append(f.record)
+        if reached != set(self.fields):
+            missing = sorted(c.__name__ for c in reached ^ set(self.fields))
+            raise TypeError(f"records must be exactly those reachable from the root: {missing}")
+        for fields in self.fields.values():
+            for f in fields:
+                table = f.wire.table
+                if table is None:
+                    continue
+                owner = self.by_name.get(table.record)
+                kinds = {g.name: g.wire.kind for g in describe(owner)} if owner else {}
+                if kinds.get(table.field) != "records":
+                    raise TypeError(f"{f.name} points into {table}, which is not a table")
+        stray = table_needs(self.fields)[self.root]
+        if stray:
+            raise TypeError(f"indexes into {sorted(map(str, stray))} outside their owner")
+
+    def decoders(self) -> dict[type, Decoder]:
+        if self._decoders is None:  # generated on first use: importing stays cheap
+            self._decoders = build_decoders(self.fields)
+        return self._decoders
+
+    def check(self, value: T) -> None:
+        """Refuse ``value`` unless every index is within its table and every code within
+        its enumeration, and ``verify`` accepts it (raises ``ir-corrupt``)."""
+        if self._checker is None:
+            self._checker = build_checker(self.fields, self.root)
+        self._checker(value)
+        if self.verify is not None:
+            self.verify(value)
+
+
+# -- encoding -----------------------------------------------------------------------------
+
+
+class _Encoder:
+    def __init__(self, plan: dict[type, tuple[tuple[str, str], ...]]) -> None:
+        self.plan = plan
+        self.strings: list[str] = []
+        self.index: dict[str, int] = {}
+
+    def intern(self, text: str) -> int:
+        found = self.index.get(text)
+        if found is None:
+            found = self.index[text] = len(self.strings)
+            self.strings.append(text)
+        return found
+
+    def record(self, value: Any) -> list[Any]:
+        field = self.field
+        return [field(code, getattr(value, name)) for code, name in self.plan[type(value)]]
+
+    def field(self, code: str, value: Any) -> Any:
+        if value is None:
+            return None
+        if code in ("s", "s?"):
+            return self.intern(value)
+        if code in ("i", "b", "b?", "j", "I"):
+            return list(value) if code == "I" else value
+        if code == "S":
+            return [self.intern(v) for v in value]
+        if code == "P":
+            return [[self.intern(name), index] for name, index in value]
+        if code == "E":
+            return [self.intern(value[0]), self.intern(value[1])]
+        if code.startswith(("L:", "L?:")):
+            return [self.record(item) for item in value]
+        return self.record(value)  # R:/R?:
+
+
+def encode(records: RecordSet[T], value: T) -> bytes:
+    encoder = _Encoder(records._plan)
+    tree = encoder.record(value)
+    body = msgpack.packb([encoder.strings, tree], use_bin_type=True)
+    header = [records.magic, records.version, hashlib.sha256(body).digest(), body]
+    return bytes(msgpack.packb(header, use_bin_type=True))
+
+
+def digest_of(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+# -- decoding -----------------------------------------------------------------------------
+
+
+def decode(records: RecordSet[T], data: bytes, *, expected_digest: str | None = None) -> T:
+    """Decode and verify bytes (``expected_digest`` pins the whole bytes, as a bundle does)."""
+    # Decoding allocates many small objects and no reference cycles; pausing the cyclic
+    # collector for it cuts a cold load of a large Program by about a third.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _decode(records, data, expected_digest)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _decode(records: RecordSet[T], data: bytes, expected_digest: str | None) -> T:
+    if expected_digest is not None and digest_of(data) != expected_digest:
+        raise corrupt(f"digest {digest_of(data)} does not match the expected {expected_digest}")
+    try:
+        outer = msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True)
+    except Exception as exc:  # msgpack raises several unrelated types
+        raise corrupt(f"not a msgpack document ({type(exc).__name__})") from None
+    if not isinstance(outer, list) or len(outer) != 4 or outer[0] != records.magic:
+        raise corrupt(f"missing the {records.magic} header")
+    if type(outer[1]) is not int or outer[1] != records.version:
+        raise AgentGraphError(
+            "ir-version-unsupported",
+            f"Compiled IR format {outer[1]!r} is not supported "
+            f"(this build reads {records.version}); {records.rebuild}",
+        )
+    body = outer[3]
+    if not isinstance(body, bytes) or not isinstance(outer[2], bytes):
+        raise corrupt("malformed header")
+    if hashlib.sha256(body).digest() != outer[2]:
+        raise corrupt("body digest mismatch")
+    try:
+        strings, tree = msgpack.unpackb(body, raw=False, strict_map_key=True, use_list=True)
+    except Exception as exc:
+        raise corrupt(f"body is not msgpack ({type(exc).__name__})") from None
+    if not isinstance(strings, list):
+        raise corrupt("missing string table")
+    if not all(type(text) is str for text in strings):
+        raise corrupt("string table holds a non-string")
+    value: T = records.decoders()[records.root](tree, strings, len(strings))
+    records.check(value)
+    return value

@@ -19,10 +19,11 @@ import pytest
 
 import agent_graph
 from agent_graph import bundles as b
+from agent_graph.bundles import TrustStore
 from agent_graph.canonical import digest_bytes, digest_value
 from agent_graph.cli import main
 from agent_graph.compiler import load_provider
-from agent_graph.compiler.provider import builder
+from agent_graph.compiler.provider import builder, yaml_writer
 from agent_graph.compiler.provider.builder import build_bundle, provider_yaml
 from agent_graph.documents.sources import read_structured
 from agent_graph.documents.yaml12 import parse_yaml
@@ -146,14 +147,15 @@ def test_action_schema_references_are_normalised(tmp_path: Path) -> None:
             "schemas/out.json": '{"type": "object"}\n',
         },
     )
-    result = build_bundle(load_provider(manifest), tmp_path / "out")
+    trust = TrustStore(tmp_path / "trust")
+    result = build_bundle(load_provider(manifest), tmp_path / "out", trust=trust)
     assert [(s["id"], s["path"]) for s in result.manifest["schemas"]] == [
         ("schemas/in.json", "schemas/in.json"),
         ("schemas/out.json", "schemas/out.json"),
     ]
     # the reference's bundle of this Provider fails to load; ours loads, from its IR too
     load_provider(tmp_path / "out" / "manifest.json")
-    assert agent_graph.open_bundle(tmp_path / "out" / "manifest.json") is not None
+    assert agent_graph.open_bundle(tmp_path / "out" / "manifest.json", trust=trust) is not None
 
 
 def test_a_schema_resource_names_its_schema_entry(tmp_path: Path) -> None:
@@ -173,7 +175,8 @@ def test_a_schema_resource_names_its_schema_entry(tmp_path: Path) -> None:
             "edges:\n  - {from: write, to: end}\n",
         },
     )
-    result = build_bundle(load_provider(manifest), tmp_path / "out")
+    trust = TrustStore(tmp_path / "trust")
+    result = build_bundle(load_provider(manifest), tmp_path / "out", trust=trust)
     assert [(s["id"], s["path"]) for s in result.manifest["schemas"]] == [
         ("shape", "schemas/out.json")
     ]
@@ -192,16 +195,19 @@ def test_the_same_sources_give_byte_identical_bundles(tmp_path: Path) -> None:
 
 
 def test_a_rebuild_replaces_the_previous_bundle_and_leaves_nothing_behind(tmp_path: Path) -> None:
-    manifest = small(tmp_path / "src")
+    # a file the older build wrote (the Skill directory brings it) and the new one does not;
+    # a file a user added to the bundle is refused instead (test_hardening_outputs.py)
+    manifest = small(tmp_path / "src", **{"skills/writer/stale.txt": "from an older build\n"})
     out = tmp_path / "dist" / "provider"
     build_bundle(load_provider(manifest), out)
+    assert (out / "skills" / "writer" / "stale.txt").is_file()
+    (tmp_path / "src" / "skills" / "writer" / "stale.txt").unlink()
     (tmp_path / "src" / "resources" / "guide.md").write_text(
         "---\nid: guide\nkind: procedure\nmedia-type: text/markdown\n---\nChanged.\n",
         encoding="utf-8",
     )
-    (out / "stale.txt").write_text("from an older build\n", encoding="utf-8")
     build_bundle(load_provider(manifest), out)
-    assert not (out / "stale.txt").exists()
+    assert not (out / "skills" / "writer" / "stale.txt").exists()
     assert b"Changed." in (out / "resources" / "guide.md").read_bytes()
     assert sorted(p.name for p in out.parent.iterdir()) == ["provider"]
     assert len(list((out / "ir").glob("*.agir"))) == 1
@@ -405,8 +411,11 @@ def test_text_yaml_cannot_hold_is_refused(tmp_path: Path) -> None:
         '"description": "\\ud800", "graphs": ["graphs/main.yaml"]}',
         encoding="utf-8",
     )
+    # a lone surrogate is refused where the JSON is read, with its place (hardening
+    # finding 5), before the builder's own check could see it
     error = build_error(root / "provider.json", tmp_path / "out")
-    assert error.code == "build-manifest-unwritable"
+    assert error.code == "parse-failed"
+    assert (error.diagnostics[0].line, error.diagnostics[0].column) == (1, 90)
 
 
 # -- CLI -----------------------------------------------------------------------------------------
@@ -588,4 +597,4 @@ def test_provider_yaml_has_the_reference_bytes(tmp_path: Path) -> None:
         check=True,
     )  # fmt: skip
     for document, expected in zip(documents, json.loads(done.stdout), strict=True):
-        assert builder._reference_style(document) == expected
+        assert yaml_writer._reference_style(document) == expected

@@ -119,6 +119,7 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
         "test-path-missing": "the test path does not exist",
         "test-path-invalid": "the test path is neither a file nor a directory",
         "test-cases-empty": "no YAML or JSON cases under the path",
+        "junit-target-exists": "--junit-xml would replace a file that is not a previous report",
     },
     "Runs (`agc run …`, `agent_graph.runs`)": {
         "run-target-exists": "run start, checkpoint or resume would replace an existing file",

@@ -3,6 +3,8 @@
 Exit codes: 0 success, 1 invalid input or any other error (an
 ``agent-graph.error.v1`` envelope with ``--format json``), 2 usage errors (unknown
 command or option, bad option value) — also as an envelope under ``--format json``.
+``--format`` without a value (or with an empty one) is a usage error too: one line on
+stderr (``ERROR usage-invalid`` / ``ERROR format-invalid``), exit 2.
 Heavy modules (yaml, jsonschema) are imported inside commands so ``--help`` and
 ``--version`` stay fast.
 """
@@ -16,7 +18,7 @@ import click
 
 from ..errors import AgentGraphError
 from ..protocol import PROTOCOL_VERSION, __version__
-from .options import format_from_argv, manifest_bases, provider_options
+from .options import FORMAT_MISSING, format_from_argv, manifest_bases, provider_options
 from .render import FORMATS, emit_error
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
@@ -88,6 +90,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.exceptions.Abort:
         return 1
     except click.ClickException as exc:
+        if isinstance(exc, click.BadOptionUsage) and exc.option_name == "--format":
+            # no usable --format value: one line (an envelope when json was asked for before)
+            error = AgentGraphError("usage-invalid", FORMAT_MISSING)
+            emit_error("json" if fmt == "json" else "human", error)
+            return 2
         if fmt == "json":
             emit_error("json", AgentGraphError("usage-invalid", exc.format_message()))
         else:

@@ -19,14 +19,16 @@ def build_command(ctx: click.Context, /, output: str, **local: Any) -> None:
     """Write a bundle: provider.yaml, manifest.json, every reachable file, compiled IR.
 
     OUTPUT defaults to dist/provider (relative to the working directory). It is
-    replaced only when it is empty or a previous bundle; a failed build leaves it
+    replaced only when it is empty or a previous bundle that verifies and holds
+    nothing else (a file you added there stops the build); a failed build leaves it
     as it was. Hosts load the bundle with --manifest OUTPUT/manifest.json.
     """
+    from ..bundles import cli_trust_store
     from ..compiler.provider.builder import build_bundle
 
     opts = options(ctx, **local)
     provider = load_context(opts).provider
-    result = build_bundle(provider, output)
+    result = build_bundle(provider, output, trust=cli_trust_store())
     emit(
         opts.fmt,
         result.manifest,

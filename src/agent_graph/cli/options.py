@@ -9,17 +9,42 @@ from typing import Any, TypeVar
 
 import click
 
+from ..errors import AgentGraphError
+from .render import FORMATS
+
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: The usage error for ``--format`` without a value (``agc validate --format``).
+FORMAT_MISSING = "Option '--format' requires a value: human or json"
 
 
 def format_from_argv(argv: Sequence[str]) -> str:
-    """Peek at ``--format`` before click parses, so usage errors can honour it."""
+    """Peek at ``--format`` before click parses, so usage errors can honour it.
+
+    The last ``--format`` given a value wins, as it does when click parses (a
+    subcommand's option overrides the group's); ``human`` when there is none. An
+    option right after ``--format`` is not its value (:func:`_check_format`).
+    """
+    found = "human"
     for index, arg in enumerate(argv):
         if arg == "--format" and index + 1 < len(argv):
-            return argv[index + 1]
-        if arg.startswith("--format="):
-            return arg.split("=", 1)[1]
-    return "human"
+            if not argv[index + 1].startswith("-"):
+                found = argv[index + 1]
+        elif arg.startswith("--format="):
+            found = arg.split("=", 1)[1]
+    return found
+
+
+def _check_format(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--format`` is human or json (exit 2 otherwise); an option in its place is no value."""
+    if value is None or value in FORMATS:
+        return value
+    if value.startswith("-"):  # ``--format --manifest x``: click took the next option as it
+        raise click.BadOptionUsage("--format", FORMAT_MISSING, ctx)
+    shown = value if value else "(empty)"
+    raise AgentGraphError(
+        "format-invalid", f"Unsupported format: {shown}; --format takes human or json"
+    )
 
 
 def manifest_bases(argv: Sequence[str]) -> list[Path]:
@@ -62,6 +87,7 @@ def provider_options(func: F) -> F:
             "fmt",
             default=None,
             metavar="human|json",
+            callback=_check_format,
             help="Output format (default: human).",
         ),
     ]

@@ -4,10 +4,14 @@ Output is the reference's (JSON ``{"state","total","failed","results"}``; human
 "<passed>/<total> graph test(s) passed" then "FAIL <name>" and the failure lines),
 with the file, line and column of each unmet expectation added to the human lines.
 Exit 1 when any case fails; a missing or empty test path is an error.
+
+``--junit-xml FILE`` replaces FILE only when it is a previous report of ours, never a
+file the Provider is read from (``junit-target-exists``, before anything is written).
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import click
@@ -24,7 +28,8 @@ from .render import emit
     "junit_xml",
     default=None,
     metavar="FILE",
-    help="Also write a JUnit XML report (one testcase per graph test) to FILE.",
+    help="Also write a JUnit XML report (one testcase per graph test) to FILE; an "
+    "existing FILE is replaced only when it is a previous report of agc test.",
 )
 @provider_options
 @click.pass_context
@@ -42,8 +47,14 @@ def test_command(ctx: click.Context, /, path: str, junit_xml: str | None, **loca
     provider = context.provider
     program = program_of(context.state)
     results = list(iter_results(program, path))
-    if junit_xml is not None:
-        write_junit(junit_xml, results, suite=provider.id)
+    if junit_xml is not None:  # checked before anything is written: never over a source file
+        keep: list[str | os.PathLike[str]] = [
+            *provider.files,
+            provider.manifest_path,
+            *(r.path for r in results),
+        ]
+        keep += [given for given in (opts.manifest, opts.skill, opts.registry) if given]
+        write_junit(junit_xml, results, suite=provider.id, keep=keep)
     emit(opts.fmt, summary(results), report_lines(results))
     if any(not result.passed for result in results):
         ctx.exit(1)

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from ...documents import schema
 from ...documents.paths import Origin, contained_file, portable, resolve_contained
+from ...documents.sourcemap import Document
 from ...documents.sources import read_structured
 from ...errors import AgentGraphError, Problem, ProblemSink
 from . import graph_checks
@@ -127,25 +128,36 @@ class ProviderLoader:
         self.files[resource.content_path] = None
         return resource
 
+    def read_checked(
+        self, reference: str, what: str, origin: Origin, schema_name: str
+    ) -> tuple[Path, str, Document] | None:
+        """A contained definition file, read and schema-checked; problems are recorded."""
+        labels = (f"{what} reference", what)
+        path = self.attempt(contained_file, self.root, reference, labels, origin)
+        if path is None:
+            return None
+        rel = self.rel(path)
+        doc = self.attempt(read_structured, path, display=rel)
+        if doc is None:
+            return None
+        problem = schema.validate(schema_name, doc.value, path=rel, source=doc.source)
+        if problem is not None:
+            self.sink.add(problem)
+            return None
+        return path, rel, doc
+
     # -- the passes -----------------------------------------------------------------
 
     def load_catalog(self, manifest: dict[str, Any], here: Origin) -> None:
         reference = manifest.get("catalogs", {}).get("codes")
         if not isinstance(reference, str):
             return
-        origin = here.at("/catalogs/codes")
-        labels = ("code catalog reference", "code catalog")
-        path = self.attempt(contained_file, self.root, reference, labels, origin)
-        if path is None:
+        found = self.read_checked(
+            reference, "code catalog", here.at("/catalogs/codes"), "code-catalog"
+        )
+        if found is None:
             return
-        rel = self.rel(path)
-        doc = self.attempt(read_structured, path, display=rel)
-        if doc is None:
-            return
-        problem = schema.validate("code-catalog", doc.value, path=rel, source=doc.source)
-        if problem is not None:
-            self.sink.add(problem)
-            return
+        path, rel, doc = found
         catalog = LoadedCatalog(path, rel, doc)
         at = Origin(rel, doc.source)
         for index, entry in enumerate(doc.value["codes"]):
@@ -183,19 +195,10 @@ class ProviderLoader:
         for index, reference in enumerate(graphs if isinstance(graphs, list) else []):
             if not isinstance(reference, str):
                 continue
-            origin = here.at(f"/graphs/{index}")
-            labels = ("graph reference", "graph")
-            path = self.attempt(contained_file, self.root, reference, labels, origin)
-            if path is None:
+            found = self.read_checked(reference, "graph", here.at(f"/graphs/{index}"), "graph")
+            if found is None:
                 continue
-            rel = self.rel(path)
-            doc = self.attempt(read_structured, path, display=rel)
-            if doc is None:
-                continue
-            problem = schema.validate("graph", doc.value, path=rel, source=doc.source)
-            if problem is not None:
-                self.sink.add(problem)
-                continue
+            path, rel, doc = found
             graph_checks.check_graph(doc, rel, self.sink)
             graph_id = doc.value["id"]
             if graph_id in self.graphs:

@@ -11,7 +11,12 @@ returns plain JSON values:
 * :func:`oracle_evaluate` — the ``agent-graph.evaluation.v1`` document;
 * :func:`oracle_candidates` — the full sorted candidate list;
 * :func:`oracle_run` — both, plus the set of algorithm features the run
-  exercised (used to prove that generated states cover the interesting paths).
+  exercised (used to prove that generated states cover the interesting paths);
+* :func:`oracle_route_resources` — a candidate's Route ``resources`` (§3.2), each
+  reference found as the reference's ``locateResource`` (``src/router.ts``) finds it:
+  by exact id over every loaded resource first, then by contained path;
+* :func:`oracle_code_document` — a catalog entry's ``document`` location, which the
+  reference's loader keeps by path only (``locateCode`` shows that resource).
 
 The one deliberate difference from the 0.2.6 source is the 0.3 candidate rule
 (§2.6): only a ``pending`` action or gate is a candidate; a recorded
@@ -27,13 +32,16 @@ of strings.
 
 from __future__ import annotations
 
+import hashlib
 import math
+import os
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agent_graph.canonical import digest_value, js_sorted, locale_sort_key
-from agent_graph.compiler.provider.model import LoadedGraph, LoadedProvider
+from agent_graph.compiler.provider.model import LoadedGraph, LoadedProvider, LoadedResource
 from agent_graph.errors import AgentGraphError
 
 __all__ = [
@@ -42,7 +50,10 @@ __all__ = [
     "get_fact",
     "js_object_is",
     "oracle_candidates",
+    "oracle_code_document",
     "oracle_evaluate",
+    "oracle_locate_resource",
+    "oracle_route_resources",
     "oracle_run",
 ]
 
@@ -614,3 +625,133 @@ def oracle_candidates(
         authorities=authorities,
         legacy_waiting_user=legacy_waiting_user,
     ).candidates
+
+
+# --- route resources (§3.2, §3.3, §3.5) -------------------------------------------
+
+
+def _resolve_contained(root: Path, reference: str) -> Path:
+    """``resolveContainedPath``: ``resolve(root, reference)``, refusing what escapes it."""
+    if os.path.isabs(reference):
+        message = f"resource reference must be relative: {reference}"
+        raise AgentGraphError("absolute-path-forbidden", message)
+    base = os.path.abspath(root)
+    resolved = os.path.normpath(os.path.join(base, reference))
+    rel = os.path.relpath(resolved, base)
+    if rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel):
+        message = f"resource reference escapes the provider root: {reference}"
+        raise AgentGraphError("path-outside-provider", message)
+    return Path(resolved)
+
+
+def _location(resource: LoadedResource, revision: str | None) -> dict[str, Any]:
+    """``locateLoadedResource`` without the location schema identity (0.2 had one, we have
+    three): a static one names its content file and that file's digest."""
+    if resource.dynamic:
+        location: dict[str, Any] = {
+            "id": resource.id,
+            "kind": resource.kind,
+            "mediaType": resource.media_type,
+        }
+        if revision:
+            location["revision"] = revision
+        location["materialize"] = {"resourceId": resource.id}
+        return location
+    content = Path(resource.content_path)
+    return {
+        "id": resource.id,
+        "kind": resource.kind,
+        "mediaType": resource.media_type,
+        "digest": "sha256:" + hashlib.sha256(content.read_bytes()).hexdigest(),
+        "filePath": str(content),
+    }
+
+
+def oracle_locate_resource(
+    provider: LoadedProvider,
+    reference: str,
+    revision: str | None = None,
+    features: set[str] | None = None,
+) -> dict[str, Any]:
+    """``locateResource(provider, referenceOrId, revision)``: the first loaded resource (in
+    load order) whose id is exactly ``reference``; else the one loaded from the contained
+    path ``reference`` names (the descriptor or Markdown file, never a content file)."""
+    by_id = next((x for x in provider.resources.values() if x.id == reference), None)
+    found = by_id
+    if found is None:
+        found = provider.resources.get(_resolve_contained(provider.root, reference))
+    if found is None:
+        message = f"Provider {provider.id} has no resource {reference}"
+        raise AgentGraphError("resource-missing", message)
+    if features is not None:
+        _note_lookup(provider, reference, by_id, features)
+    return _location(found, revision)
+
+
+def _note_lookup(
+    provider: LoadedProvider, reference: str, by_id: LoadedResource | None, features: set[str]
+) -> None:
+    """Which lookup case a reference exercised (for the generator's coverage test)."""
+    at_path = provider.resources.get(_resolve_contained(provider.root, reference))
+    if by_id is None:
+        features.add("path-spelled" if reference.startswith("./") else "path")
+        target = os.path.normpath(reference)
+        if any(os.path.normpath(x.id) == target for x in provider.resources.values()):
+            features.add("path-over-id-spelled-otherwise")
+        return
+    features.add("id-own-path" if at_path is by_id else "id-over-path")
+    if reference.startswith("./"):
+        features.add("id-spelled")
+    catalog = provider.catalog
+    if catalog is not None and any(by_id is doc for doc in catalog.documents.values()):
+        features.add("id-of-catalog-document")
+
+
+def oracle_route_resources(
+    provider: LoadedProvider,
+    candidate: dict[str, Any],
+    revision: str,
+    features: set[str] | None = None,
+) -> dict[str, list[dict[str, Any]]]:
+    """``resourcesForCandidate``: the Route ``resources`` of one candidate (as returned by
+    :func:`oracle_candidates`). A gate resolved by ``session-authority`` that declares
+    ``delegated.resources`` uses those lists wholesale, anything else the node's own."""
+    seen = features if features is not None else set()
+    graph = provider.graphs[candidate["graph"]]
+    node = _node_by_id(graph, candidate["node"])
+    assert node is not None
+    selected = node.get("resources")
+    delegated = node.get("delegated")
+    if (
+        node["kind"] == "gate"
+        and candidate["gateResolution"] == "session-authority"
+        and delegated is not None
+        and delegated.get("resources") is not None
+    ):
+        selected = delegated["resources"]
+        seen.add("delegated-resources")
+    selected = selected or {}
+    if node["kind"] == "action":
+        action_path = _resolve_contained(provider.root, node["action"])
+        action = provider.actions[action_path].definition
+        # the Skill of an agent action comes first; the generator writes none
+        assert action["runner"] != "agent", "agent actions are not transcribed here"
+    return {
+        name: [
+            oracle_locate_resource(provider, reference, revision, seen)
+            for reference in selected.get(name, [])
+        ]
+        for name in ("required", "recommended")
+    }
+
+
+def oracle_code_document(provider: LoadedProvider, code: str) -> dict[str, Any] | None:
+    """The ``document`` of ``locateCode``: the loader loads each entry's ``document`` by its
+    contained path and keeps that resource (``codeCatalog.documents.set(code, resource)``),
+    so a catalog document is never looked up by id."""
+    catalog = provider.catalog
+    assert catalog is not None
+    entry = catalog.entries[code]
+    if "document" not in entry:
+        return None
+    return _location(provider.resources[_resolve_contained(provider.root, entry["document"])], None)

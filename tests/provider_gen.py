@@ -19,7 +19,15 @@ What the Providers contain (all within the static validation rules, §1.2):
   values mix types (``true``/``1``/``"1"``/``1.0``/``null``, and ``-0.0`` in
   facts; in graph files only with ``negative_zero_checks``);
 * gates with or without authority and ``delegatable``;
-* sometimes a code catalog, which then declares every reason code.
+* sometimes a code catalog, which then declares every reason code;
+* with ``resources=True`` only (off by default, so the pinned per-seed digests of
+  ``test_oracle`` keep their Providers): resource files (Markdown, ``resource.file.v1``
+  and legacy ``resource.v1`` descriptors, a ``graph-action`` context view) whose ids
+  are often path-like: another resource's path, their own path, the path of a file
+  nobody loads, or a ``./`` spelling of a path. Action and gate nodes (and delegated
+  gate policies) list them, sometimes spelled ``./<path>``, and catalog entries
+  name some as their ``document``, so references collide with ids the way the
+  reference's ``locateResource`` (id first, then path) resolves.
 
 The states mix walks (evaluate with the oracle, record an outcome for one of
 the candidates, repeat) and random assignments over every real state key,
@@ -300,8 +308,118 @@ def _graph(
     return graph
 
 
+# --- resources (only with resources=True) ------------------------------------------
+
+
+@dataclass
+class _Resource:
+    rel: str  # the file a reference names (Markdown file or descriptor)
+    style: str  # "markdown", "file", "legacy" or "view"
+    id: str = ""
+
+
+def _resource_pool(rng: random.Random) -> list[_Resource]:
+    """Resource files and their ids; ids are path-like often enough to collide."""
+    pool: list[_Resource] = []
+    for i in range(rng.randint(2, 6)):
+        folder = rng.choice(("resources", "resources", "docs", "resources/deep"))
+        roll = rng.random()
+        if roll < 0.6:
+            pool.append(_Resource(f"{folder}/r{i}.md", "markdown"))
+        elif roll < 0.78:
+            pool.append(_Resource(f"{folder}/r{i}.yaml", "file"))
+        elif roll < 0.9:
+            pool.append(_Resource(f"{folder}/r{i}.json", "legacy"))
+        else:
+            pool.append(_Resource(f"{folder}/view{i}.yaml", "view"))
+    taken: set[str] = set()
+    for i, resource in enumerate(pool):
+        others = [x.rel for x in pool if x is not resource]
+        roll = rng.random()
+        if roll < 0.4 and others:
+            ident = rng.choice(others)  # another resource's path: the collision
+        elif roll < 0.5:
+            ident = resource.rel
+        elif roll < 0.58:
+            ident = f"resources/ghost{i}.md"  # a path no file has
+        elif roll < 0.68 and resource.style == "markdown":
+            # frontmatter ids are not pattern-checked; this one equals a spelling
+            ident = "./" + rng.choice([*others, resource.rel])
+        else:
+            ident = rng.choice((f"res.{i}", f"res/{i}", f"doc-{i}"))
+        if ident in taken:
+            ident = f"res.{i}.unique"
+        taken.add(ident)
+        resource.id = ident
+    return pool
+
+
+def _write_resources(root: Path, pool: list[_Resource], view_action: str) -> None:
+    for i, resource in enumerate(pool):
+        kind = ("procedure", "template", "diagnostic", "schema", "skill")[i % 5]
+        if resource.style == "markdown":
+            media = "" if i % 3 else "media-type: text/plain\n"
+            text = f"---\nid: {json.dumps(resource.id)}\nkind: {kind}\n{media}---\nBody {i}.\n"
+            (root / resource.rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / resource.rel).write_text(text, encoding="utf-8")
+            continue
+        descriptor: dict[str, Any] = {
+            "schema": "agent-graph.resource.v1" if resource.style == "legacy" else "",
+            "id": resource.id,
+            "kind": kind,
+            "mediaType": "text/plain",
+        }
+        if resource.style == "view":
+            descriptor.update(
+                schema="agent-graph.resource.graph-action.v1",
+                kind="context-view",
+                materializer=view_action,
+            )
+        else:
+            if resource.style == "file":
+                descriptor["schema"] = "agent-graph.resource.file.v1"
+            content = f"content/r{i}.txt"
+            (root / content).parent.mkdir(parents=True, exist_ok=True)
+            (root / content).write_text(f"Content {i}.\n", encoding="utf-8")
+            descriptor["path"] = content
+        _write(root / resource.rel, descriptor)
+
+
+def _reference(rng: random.Random, resource: _Resource) -> str:
+    return "./" + resource.rel if rng.random() < 0.15 else resource.rel
+
+
+def _resource_lists(rng: random.Random, pool: list[_Resource]) -> dict[str, Any]:
+    lists: dict[str, Any] = {}
+    for name in ("required", "recommended"):
+        if rng.random() < 0.75:
+            picked = rng.sample(pool, rng.randint(0, min(3, len(pool))))
+            lists[name] = list(dict.fromkeys(_reference(rng, x) for x in picked))
+    return lists
+
+
+def _add_resources(
+    rng: random.Random, graphs: dict[str, dict[str, Any]], pool: list[_Resource]
+) -> None:
+    """List pool resources on action and gate nodes (and delegated gate policies)."""
+    for gid in sorted(graphs):
+        for node in graphs[gid]["nodes"]:
+            if node["kind"] not in ("action", "gate"):
+                continue
+            if rng.random() < 0.55:
+                node["resources"] = _resource_lists(rng, pool)
+            gate = node.get("gate") or {}
+            delegatable = gate.get("delegatable") is True and "authority" in gate
+            if delegatable and rng.random() < 0.5:
+                node["delegated"] = {"resources": _resource_lists(rng, pool)}
+
+
 def _write_provider(
-    rng: random.Random, root: Path, world: dict[str, Any], negative_zero: bool
+    rng: random.Random,
+    root: Path,
+    world: dict[str, Any],
+    negative_zero: bool,
+    resources: bool = False,
 ) -> tuple[Path, list[str]]:
     graph_count = rng.choice((1, 2, 2, 3, 3, 4))
     prefix = rng.choice(("g", "g", "flow.", "team/"))
@@ -323,6 +441,15 @@ def _write_provider(
         graph = _graph(rng, gids[i], children, actions, world, negative_zero)
         graphs[gids[i]] = graph
         entries[gids[i]] = list(graph["entrypoints"])
+    pool: list[_Resource] = []
+    if resources:  # every draw for resources comes after the graphs' own draws
+        pool = _resource_pool(rng)
+        view_action = "actions/view.yaml"
+        if any(x.style == "view" for x in pool):
+            view = {"schema": "agent-graph.action.v1", "id": "view", "runner": "command"}
+            _write(root / view_action, {**view, "effect": "read", "command": "echo view"})
+        _write_resources(root, pool, view_action)
+        _add_resources(rng, graphs, pool)
     graph_files: list[str] = []
     for i, gid in enumerate(gids):
         rel = f"graphs/graph{i}.{rng.choice(('yaml', 'json'))}"
@@ -347,6 +474,13 @@ def _write_provider(
             {"code": code, "kind": "route-reason", "summary": f"Hint for {code}."} for code in codes
         ]
         catalog.append({"code": "gen.diagnostic", "kind": "diagnostic", "summary": "Unused."})
+        static = [x for x in pool if x.style != "view"]
+        if static:
+            # documents are found by path; one only a catalog names still has an id
+            # that node references may match
+            for entry in catalog:
+                if rng.random() < 0.4:
+                    entry["document"] = _reference(rng, rng.choice(static))
         rng.shuffle(catalog)
         _write(root / "codes.yaml", {"schema": "agent-graph.code-catalog.v1", "codes": catalog})
         manifest["catalogs"] = {"codes": "codes.yaml"}
@@ -537,7 +671,13 @@ def _random_state(
     return State(gid, entry, _state_facts(rng, world), outcomes, _authorities(rng))
 
 
-def generate_case(rng: random.Random, tmp_dir: Path, *, negative_zero_checks: bool = False) -> Case:
+def generate_case(
+    rng: random.Random,
+    tmp_dir: Path,
+    *,
+    negative_zero_checks: bool = False,
+    resources: bool = False,
+) -> Case:
     """Write a random valid Provider under ``tmp_dir`` and return it with states.
 
     ``tmp_dir`` should be empty (it is created if missing). The Provider passes
@@ -547,10 +687,13 @@ def generate_case(rng: random.Random, tmp_dir: Path, *, negative_zero_checks: bo
     ``equals: -0.0`` into graph files. It is off by default only because the
     source loaders currently read ``-0.0`` as ``0`` (the reference keeps -0);
     turn it on once they keep the sign.
+
+    ``resources`` adds resource files with colliding path-like ids (see the module
+    docstring); without it no resource is written and no draw is spent on them.
     """
     tmp_dir.mkdir(parents=True, exist_ok=True)
     world = _random_facts(rng)
-    manifest, gids = _write_provider(rng, tmp_dir, world, negative_zero_checks)
+    manifest, gids = _write_provider(rng, tmp_dir, world, negative_zero_checks, resources)
     provider = load_provider(manifest)
     states: list[State] = [State(gids[0], "default", {}, {}, [])]
     for _ in range(rng.randint(2, 4)):

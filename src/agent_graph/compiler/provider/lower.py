@@ -53,6 +53,10 @@ class _Lowering:
         self.root = provider.root
         self.action_index = {path: i for i, path in enumerate(provider.actions)}
         self.resource_index = {path: i for i, path in enumerate(provider.resources)}
+        # first in load order, as the reference's find(); the loader keeps ids unique
+        self.resource_ids: dict[str, int] = {}
+        for i, resource in enumerate(provider.resources.values()):
+            self.resource_ids.setdefault(resource.id, i)
         self.graph_index = {gid: i for i, gid in enumerate(provider.graphs)}
         self.digests: dict[Path, str] = {}
         self.paths: dict[str, Path] = {}
@@ -74,12 +78,23 @@ class _Lowering:
             return r.NONE
         return self.action_index[self.path_of(reference)]
 
+    def resource_ref(self, reference: str) -> int:
+        """The resource a node's reference names, as the reference's ``locateResource``
+        (``src/router.ts``) finds it for a Route: the loaded resource whose id is exactly
+        the reference, else the one loaded from its contained path. So an id spelled like
+        another resource's path wins over that path; the loader still loaded the file at
+        the path (its digest counts in the graph revision) even when no Route shows it."""
+        found = self.resource_ids.get(reference)
+        if found is not None:
+            return found
+        return self.resource_index[self.path_of(reference)]
+
     def resource_lists(self, value: dict[str, Any] | None) -> r.ResourceLists | None:
         if value is None:
             return None
         return r.ResourceLists(
-            tuple(self.resource_index[self.path_of(x)] for x in value.get("required", [])),
-            tuple(self.resource_index[self.path_of(x)] for x in value.get("recommended", [])),
+            tuple(self.resource_ref(x) for x in value.get("required", [])),
+            tuple(self.resource_ref(x) for x in value.get("recommended", [])),
         )
 
     # -- actions ------------------------------------------------------------------------
@@ -255,6 +270,8 @@ class _Lowering:
             return None
         out = []
         for entry in catalog.doc.value["codes"]:
+            # by path only, never by id: the reference's loader keeps the resource it
+            # loaded from the entry's `document` path and `locateCode` shows that one
             document = catalog.documents.get(entry["code"])
             out.append(
                 r.CatalogEntry(

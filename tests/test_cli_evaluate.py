@@ -208,9 +208,9 @@ def test_evaluate_human_lines(capsys: pytest.CaptureFixture[str]) -> None:
     assert f"Hint: {primary['hint']}" in lines
     assert "Step: Write or finish the weekly report draft" in lines
     assert f"Revision: {doc['revision']} (report#default)" in lines
-    assert any(
-        line.startswith(f"Resolve it: agc route report {primary['routeId']} --revision ")
-        for line in lines
+    assert lines[-1] == (
+        f"Resolve it: agc route report {primary['routeId']} --revision {doc['revision']} "
+        f"-m {WEEKLY / 'provider.yaml'}"
     )
 
 
@@ -347,14 +347,24 @@ def test_graph_selection_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert error["message"] == "Provider example.weekly-report has no graph nope"
 
 
-def test_unknown_entry_is_an_error_evaluation(capsys: pytest.CaptureFixture[str]) -> None:
+def test_unknown_entry_is_an_error_of_the_command(capsys: pytest.CaptureFixture[str]) -> None:
+    # --format json keeps the reference's document: an Evaluation in state error, exit 0
     doc = ok_json(wk("evaluate", "--entry", "nope"), capsys)
     assert doc["statusCode"] == "error"
     assert doc["entry"] == "nope"
     assert [d["code"] for d in doc["diagnostics"]] == ["entry-missing"]
-    code, out, _ = run(wk("evaluate", "--entry", "nope"), capsys)
-    assert code == 0
-    assert "ERROR entry-missing: Graph report has no entry nope" in out.splitlines()
+    # a person gets the failure, as from run start --entry nope
+    code, out, err = run(wk("evaluate", "--entry", "nope"), capsys)
+    assert (code, out) == (1, "")
+    assert err.splitlines() == ["ERROR entry-missing: Graph report has no entry nope"]
+    code, out, err = run(wk("route", "--entry", "nope"), capsys)
+    assert (code, out) == (1, "")
+    assert err.splitlines() == [
+        "ERROR route-unavailable: Graph report has no available route: its evaluation is an "
+        "error (entry-missing: Graph report has no entry nope)"
+    ]
+    error = error_of(["evaluate", "nope", *m(WEEKLY)], capsys)  # an unknown graph: the same
+    assert error["code"] == "graph-missing"
 
 
 def test_entry_selects_another_entrypoint(capsys: pytest.CaptureFixture[str]) -> None:
@@ -667,9 +677,21 @@ def test_route_errors(capsys: pytest.CaptureFixture[str]) -> None:
     error = error_of(wk("route", "--facts", dumps(facts), "--outcomes", dumps(done)), capsys)
     assert error == {
         "code": "route-unavailable",
-        "message": "Graph report has no available route",
+        "message": "Graph report has no available route: it is complete, with outcome completed",
         "diagnostics": [],
     }
+    code, out, err = run(wk("route", "--facts", dumps(facts), "--outcomes", dumps(done)), capsys)
+    assert (code, out) == (1, "")
+    assert err.splitlines() == [
+        "ERROR route-unavailable: Graph report has no available route: "
+        "it is complete, with outcome completed"
+    ]
+    blocked = {"report/approve": "completed"}
+    args = wk("route", "--facts", dumps(DRAFTED), "--outcomes", dumps(blocked))
+    assert error_of(args, capsys)["message"] == (
+        "Graph report has no available route: it is blocked (no-route: Graph report cannot "
+        "reach a terminal or actionable node from entry default)"
+    )
 
 
 def test_route_revision_binds_the_state(capsys: pytest.CaptureFixture[str]) -> None:
@@ -867,7 +889,10 @@ def test_same_json_as_the_reference(
         ours = json.loads(out if code == 0 else err)
         if code != 0:
             assert ours["error"]["code"] == ref_doc["error"]["code"]
-            assert ours["error"]["message"] == ref_doc["error"]["message"]
+            if ours["error"]["code"] == "route-unavailable":  # ours adds why, after a colon
+                assert ours["error"]["message"].startswith(ref_doc["error"]["message"] + ": ")
+            else:
+                assert ours["error"]["message"] == ref_doc["error"]["message"]
             continue
         assert _legacy_locations(ours) == ref_doc
         if mode == "inline":  # our human lines extend the reference's, in the same order

@@ -11,6 +11,7 @@ import io
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -155,6 +156,44 @@ def test_status_evaluates_the_run(here: Path, capsys: pytest.CaptureFixture[str]
     )
 
 
+def test_status_of_another_entry_names_it(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    train = str(ROOT / "examples" / "release-train" / "provider.yaml")
+    args = ["run", "start", "verify", "--entry", "smoke", "-m", train, "--state", "v.json"]
+    ok_json(args, capsys)
+    doc = ok_json(["run", "status", "-m", train, "--state", "v.json"], capsys)["evaluation"]
+    text = lines(["run", "status", "-m", train, "--state", "v.json"], capsys)
+    assert text[-1] == (
+        f"Resolve it: agc route verify {doc['primaryRoute']['routeId']} --revision "
+        f"{doc['revision']} --entry smoke --state {here / 'v.json'} -m {train}"
+    )
+    assert ok_json(shlex.split(text[-1].split(": ", 1)[1])[1:], capsys)["node"] == "smoke-test"
+
+
+def test_status_of_a_run_through_a_skill(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ok_json(["run", "start", "--skill", SKILL, "--state", "r.json"], capsys)
+    doc = ok_json(["run", "status", "--skill", SKILL, "--state", "r.json"], capsys)["evaluation"]
+    text = lines(["run", "status", "--skill", SKILL, "--state", "r.json"], capsys)
+    assert text[-1] == (  # the binding selects the Run's Graph: the route id alone
+        f"Resolve it: agc route {doc['primaryRoute']['routeId']} --revision {doc['revision']} "
+        f"--state {here / 'r.json'} --skill {SKILL}"
+    )
+    assert ok_json(shlex.split(text[-1].split(": ", 1)[1])[1:], capsys)["node"] == "draft"
+
+
+def test_status_of_a_run_with_an_unknown_entry(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = start(capsys)
+    doc = json.loads((here / state).read_text(encoding="utf-8"))
+    doc["entry"] = "nope"  # a Run the reference started (it checks no entry)
+    (here / state).write_text(json.dumps(doc), encoding="utf-8")
+    evaluation = ok_json(["run", "status", "-m", MANIFEST, "--state", state], capsys)
+    assert evaluation["evaluation"]["statusCode"] == "error"  # the reference's document
+    code, out, err = run(["run", "status", "-m", MANIFEST, "--state", state], capsys)
+    assert (code, out) == (1, "")
+    assert err.splitlines() == ["ERROR entry-missing: Graph report has no entry nope"]
+
+
 def test_status_of_a_finished_run(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
     facts = {"report": {"digest": "d", "approved": True}, "publication": {"url": "u"}}
     state = start(capsys, "--facts", json.dumps(facts))
@@ -187,13 +226,26 @@ def test_record(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert doc["events"][-1]["node"] == "report/draft"
     doc = ok_json([*args, "null"], capsys)
     assert doc["events"][-1]["detail"] is None
+    # no -m and no ./provider.yaml: the key's form is checked, and the hint says what is missing
     assert lines(["run", "record", "report/draft", "completed", "--state", state], capsys) == [
         "Recorded report/draft: completed",
         "Evaluate the run again; recorded outcomes are not assumed to prove facts.",
-        f"Next: agc run status --state {here / state}",
+        "Checked only that the key starts with report/: give -m or --skill to check it "
+        "against Graph report's nodes.",
+        f"Next: evaluate the run with agc run status --state {here / state}, adding "
+        "-m MANIFEST or --skill SKILL.md for Provider example.weekly-report "
+        "(there is no ./provider.yaml here)",
     ]
+    args = ["run", "record", "report/draft", "completed", "-m", MANIFEST, "--state", state]
+    assert lines(args, capsys) == [
+        "Recorded report/draft: completed",
+        "Evaluate the run again; recorded outcomes are not assumed to prove facts.",
+        f"Next: agc run status --state {here / state} -m {MANIFEST}",
+    ]
+    args = ["run", "record", "report/draft", "completed", "--skill", SKILL, "--state", state]
+    assert lines(args, capsys)[-1] == f"Next: agc run status --state {here / state} --skill {SKILL}"
     events = ok_json(["run", "events", "--state", state], capsys)["events"]
-    assert [e["sequence"] for e in events] == [1, 2, 3, 4]
+    assert [e["sequence"] for e in events] == [1, 2, 3, 4, 5, 6]
 
 
 @pytest.mark.parametrize(
@@ -201,6 +253,10 @@ def test_record(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
     [
         (["report/draft", "done"], "outcome-invalid"),
         (["draft", "completed"], "state-key-invalid"),
+        (["draft", "completed", "-m", MANIFEST], "state-key-invalid"),
+        (["report/drfat", "completed", "-m", MANIFEST], "state-key-invalid"),
+        (["report/draft>x/y", "completed", "-m", MANIFEST], "state-key-invalid"),
+        (["report/draft", "completed", "-m", "missing/provider.yaml"], "file-missing"),
         (["report/draft", "completed", "--detail", "{"], "json-invalid"),
     ],
 )
@@ -233,6 +289,78 @@ def test_facts_and_authority(here: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert lines(["run", "authority", "--state", state], capsys) == ["Authorities: <none>"]
 
 
+def test_record_checks_the_graphs_state_keys(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = start(capsys)
+    args = ["run", "record", "report/drfat", "completed", "-m", MANIFEST, "--state", state]
+    error = error_of(args, capsys)
+    assert error["message"] == (
+        "'report/drfat' is not a state key of Graph report in Provider example.weekly-report "
+        "(did you mean report/draft?): record the route's afterAction.recordNode exactly"
+    )
+    code, out, err = run(args, capsys)
+    assert (code, out) == (1, "")
+    assert err.splitlines() == [f"ERROR state-key-invalid: {error['message']}"]
+    # keys of called Graphs, under their call paths
+    train = str(ROOT / "examples" / "release-train" / "provider.yaml")
+    ok_json(["run", "start", "train", "-m", train, "--state", "t.json"], capsys)
+    record = ["run", "record", "-m", train, "--state", "t.json"]
+    for key in ("train/plan", "train/verify-candidate", "train/verify-candidate>verify/unit-tests",
+                "train/verify-live>verify/smoke-test"):  # fmt: skip
+        ok_json([*record, key, "completed"], capsys)
+    for key in ("train/plan>verify/unit-tests", "train/verify-candidate>verify/nope",
+                "train/verify-candidate>ship/tag", "train/verify-candidate>verify/"):  # fmt: skip
+        assert error_of([*record, key, "completed"], capsys)["code"] == "state-key-invalid"
+    other = str(ROOT / "examples" / "review-desk" / "provider.yaml")
+    error = error_of(["run", "record", "report/draft", "completed", "-m", other, "--state", state],
+                     capsys)  # fmt: skip
+    assert error["code"] == "run-provider-mismatch"
+
+
+def _copy_provider(example: str, into: Path) -> None:
+    shutil.copytree(ROOT / "examples" / example, into, dirs_exist_ok=True)
+
+
+def test_record_uses_a_provider_yaml_of_the_runs_provider(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _copy_provider("weekly-report", here)  # ./provider.yaml is the Run's Provider
+    ok_json(["run", "start", "report", "--state", "r.json"], capsys)
+    error = error_of(["run", "record", "report/drfat", "completed", "--state", "r.json"], capsys)
+    assert error["code"] == "state-key-invalid"
+    assert lines(["run", "record", "report/draft", "completed", "--state", "r.json"], capsys) == [
+        "Recorded report/draft: completed",
+        "Evaluate the run again; recorded outcomes are not assumed to prove facts.",
+        f"Next: agc run status --state {here / 'r.json'}",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("example", "why"),
+    [
+        ("review-desk", "./provider.yaml is Provider example.review-desk"),
+        (None, "./provider.yaml does not load: parse-failed"),
+    ],
+)
+def test_record_ignores_a_provider_yaml_of_another_provider(
+    here: Path, capsys: pytest.CaptureFixture[str], example: str | None, why: str
+) -> None:
+    state = start(capsys)
+    if example is None:
+        (here / "provider.yaml").write_text("id: [unclosed\n", encoding="utf-8")
+    else:
+        _copy_provider(example, here)
+    before = (here / "provider.yaml").read_bytes()
+    assert lines(["run", "record", "report/drfat", "completed", "--state", state], capsys)[2:] == [
+        "Checked only that the key starts with report/: give -m or --skill to check it "
+        "against Graph report's nodes.",
+        f"Next: evaluate the run with agc run status --state {here / state}, adding "
+        f"-m MANIFEST or --skill SKILL.md for Provider example.weekly-report ({why})",
+    ]
+    assert (here / "provider.yaml").read_bytes() == before
+
+
 # -- checkpoint, resume, events -----------------------------------------------------------
 
 
@@ -249,9 +377,20 @@ def test_checkpoint_resume_and_events(here: Path, capsys: pytest.CaptureFixture[
     resumed = ok_json(["run", "resume", "cp/c1.json", "--state", "r2.json"], capsys)
     assert resumed["authorities"] == []
     assert resumed["events"][-1]["detail"] == {"checkpoint": "c1.json"}
-    assert lines(["run", "resume", "c2.json", "--state", "r3.json"], capsys)[0] == (
-        f"Resumed run {resumed['id']} at {here / 'r3.json'}"
-    )
+    assert lines(["run", "resume", "c2.json", "--state", "r3.json", "-m", MANIFEST], capsys) == [
+        f"Resumed run {resumed['id']} at {here / 'r3.json'}",
+        f"Next: agc run status --state {here / 'r3.json'} -m {MANIFEST}",
+    ]
+    assert lines(["run", "resume", "c2.json", "--state", "r4.json"], capsys) == [
+        f"Resumed run {resumed['id']} at {here / 'r4.json'}",
+        f"Next: evaluate the run with agc run status --state {here / 'r4.json'}, adding "
+        "-m MANIFEST or --skill SKILL.md for Provider example.weekly-report "
+        "(there is no ./provider.yaml here)",
+    ]
+    other = str(ROOT / "examples" / "review-desk" / "provider.yaml")
+    error = error_of(["run", "resume", "c2.json", "--state", "r5.json", "-m", other], capsys)
+    assert error["code"] == "run-provider-mismatch"
+    assert not (here / "r5.json").exists()
     assert error_of(["run", "resume", "c2.json", "--state", state], capsys)["code"] == (
         "run-target-exists"
     )
@@ -291,6 +430,15 @@ def test_damaged_run_files(here: Path, capsys: pytest.CaptureFixture[str]) -> No
 
 
 # -- usage --------------------------------------------------------------------------------
+
+
+def test_help_lists_the_commands_in_workflow_order(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["run", "--help"], capsys)
+    assert code == 0
+    listed = out.split("Commands:\n", 1)[1].splitlines()
+    assert [m.group(1) for line in listed if (m := re.match(r"  (\S+)", line))] == [
+        "start", "status", "record", "facts", "authority", "checkpoint", "resume", "events",
+    ]  # fmt: skip
 
 
 def test_usage(here: Path, capsys: pytest.CaptureFixture[str]) -> None:

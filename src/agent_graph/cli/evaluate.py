@@ -3,7 +3,16 @@
 Human output starts with the reference's lines, in its order, and adds what a person
 needs to act: the hint, the step's label, the command or handler with its working
 directory, every resource with its read state, the gate question and who may answer
-it, and how to record the outcome afterwards.
+it, and how to record the outcome afterwards. The commands it prints run as printed
+from the same working directory: ``Resolve it: agc route …`` repeats the state options
+literally (``--entry``, ``--state``, ``--facts``, ``--outcomes``, ``--authority``, quoted
+with shlex) and the Provider options as absolute paths (no graph argument under
+``--skill``); with a Run, ``Record it: agc run record …`` names the step's state key.
+
+An Entry the Graph lacks is an error of the command in human output (``entry-missing``,
+exit 1, as ``run start`` has it); ``--format json`` keeps the reference's Evaluation
+document with statusCode ``error`` (exit 0). ``route`` refuses it as the reference does
+(``route-unavailable``), saying why, as it does for a complete or blocked Graph.
 
 ``--authority`` is variadic as in the reference (commander's ``<id...>``): it takes
 every following word up to the next option, so ``evaluate --authority a b report``
@@ -19,13 +28,35 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .context import load_program, options, select
-from .options import evaluation_options, provider_options
-from .render import emit
+from .context import Options, load_program, options, select
+from .options import evaluation_options, provider_options, provider_words, shell_command
+from .run import refuse_missing_entry, report_safely
 
 if TYPE_CHECKING:
     from ..vm import Program
     from .state_input import EvaluationInput
+
+
+def _state_words(local: dict[str, Any]) -> list[str]:
+    """The state options as given (``--entry``, ``--state``, ``--facts``, ``--outcomes``,
+    ``--authority``), to repeat literally in a printed command: relative paths and
+    ``@file`` values mean the same from the same working directory."""
+    words: list[str] = []
+    for name, option in (
+        ("entry", "--entry"),
+        ("state_path", "--state"),
+        ("facts", "--facts"),
+        ("outcomes", "--outcomes"),
+    ):
+        if local.get(name) is not None:
+            words += [option, local[name]]
+    for authority in local.get("authorities") or ():
+        words += ["--authority", authority]  # repeated: never swallows a following word
+    return words
+
+
+def _provider_words(opts: Options) -> list[str]:
+    return provider_words(opts.manifest, opts.skill, opts.registry)
 
 
 def _input(program: Program, local: dict[str, Any], receipts: str | None = None) -> EvaluationInput:
@@ -48,16 +79,26 @@ def _diagnostic_lines(diagnostics: Sequence[dict[str, Any]]) -> list[str]:
     return [f"{d['severity'].upper()} {d['code']}: {d['message']}" for d in diagnostics]
 
 
-def _record_hint(key: str) -> str:
+def _record_hint(key: str, record: Sequence[str] | None = None) -> list[str]:
+    """How to record the outcome: the ``agc run record`` command with a Run, else the
+    ``--outcomes`` member to add on the next ``evaluate``/``route``."""
+    if record is not None:
+        return [
+            f"Record it: {shell_command(record)}",
+            "  (or partial, failed, unverified, skipped … instead of completed)",
+        ]
     example = json.dumps({key: "completed"}, ensure_ascii=False, separators=(",", ":"))
-    return f"  (e.g. --outcomes '{example}', or partial, failed, unverified, skipped …)"
+    return [
+        f"  (e.g. --outcomes {shell_command([example])}, or partial, failed, unverified, skipped …)"
+    ]
 
 
-def evaluation_lines(doc: dict[str, Any], run: str | None = None) -> list[str]:
+def evaluation_lines(doc: dict[str, Any], resolve: Sequence[str] | None = None) -> list[str]:
     """Human lines for an ``agent-graph.evaluation.v1`` document.
 
     The reference's lines (State, Next, Reason, Route, diagnostics) keep their order;
-    the others are interleaved where a reader needs them.
+    the others are interleaved where a reader needs them. ``resolve`` is the complete
+    ``agc route`` command for the primary route, printed as ``Resolve it:``.
     """
     lines = [f"State: {doc['statusCode']}"]
     if doc.get("outcome"):
@@ -80,11 +121,8 @@ def evaluation_lines(doc: dict[str, Any], run: str | None = None) -> list[str]:
             f"Also possible: {alt['node']} ({alt['availability']}) {alt['routeId']}"
             for alt in doc["alternativeRoutes"]
         ]
-        state = f" --state {run}" if run else ""
-        lines.append(
-            f"Resolve it: agc route {doc['graph']} {primary['routeId']} "
-            f"--revision {doc['revision']}{state} (with the same state options)"
-        )
+        if resolve is not None:
+            lines.append(f"Resolve it: {shell_command(resolve)}")
     elif doc["statusCode"] == "blocked":
         lines.append("Nothing can run now: supply the missing facts or record outcomes.")
     return lines + _diagnostic_lines(doc["diagnostics"])
@@ -99,11 +137,27 @@ def evaluate_command(ctx: click.Context, /, graph: str | None, **local: Any) -> 
     """Which steps are legal now (never runs anything)."""
     opts = options(ctx, **local)
     binding, program = load_program(opts)
+    state_words = _state_words(local)
     selected, entry = select(binding, graph, local.pop("entry"))
     data = _input(program, local)
     evaluation = program.evaluate(selected, entry, data.routing_state())
     doc = evaluation.to_dict()
-    emit(opts.fmt, doc, evaluation_lines(doc, str(data.run.path) if data.run else None))
+    if opts.fmt == "human":  # --format json keeps the reference's Evaluation (exit 0)
+        refuse_missing_entry(doc)
+    resolve = None
+    primary = doc.get("primaryRoute")
+    if primary is not None:  # with a binding, route takes the route id alone
+        target = [primary["routeId"]] if binding is not None else [selected, primary["routeId"]]
+        resolve = [
+            "agc",
+            "route",
+            *target,
+            "--revision",
+            doc["revision"],
+            *state_words,
+            *_provider_words(opts),
+        ]
+    report_safely(opts.fmt, doc, evaluation_lines(doc, resolve))
 
 
 # -- route --------------------------------------------------------------------------------
@@ -162,12 +216,13 @@ def _gate_lines(gate: dict[str, Any]) -> list[str]:
     return lines
 
 
-def route_lines(doc: dict[str, Any]) -> list[str]:
+def route_lines(doc: dict[str, Any], run: Sequence[str] | None = None) -> list[str]:
     """Human lines for an ``agent-graph.route.v1`` document.
 
     The reference's lines (Next, Reason, Command/Host handler and Working directory,
     Required, Recommended, Gate, After action) keep their order; the others are
-    interleaved where a reader needs them.
+    interleaved where a reader needs them. ``run`` holds the options that name the
+    Run (``--state`` and the Provider's), for the ``agc run record`` command.
     """
     resources = doc["resources"]
     listed = {r["id"] for r in (*resources["required"], *resources["recommended"])}
@@ -204,7 +259,8 @@ def route_lines(doc: dict[str, Any]) -> list[str]:
         lines.append(f"Gate: {gate['prompt']}")
         lines += _gate_lines(gate)
     lines.append(f"After action: record {record}, then evaluate again")
-    lines.append(_record_hint(record))
+    command = None if run is None else ["agc", "run", "record", record, "completed", *run]
+    lines += _record_hint(record, command)
     return lines + _diagnostic_lines(doc["diagnostics"])
 
 
@@ -232,6 +288,7 @@ def route_command(ctx: click.Context, /, targets: tuple[str, ...], **local: Any)
 
     opts = options(ctx, **local)
     binding, program = load_program(opts)
+    state_path = local.get("state_path")
     bound = binding is not None
     if len(targets) > (1 if bound else 2):
         raise AgentGraphError("route-arguments-invalid", "Too many route arguments")
@@ -243,10 +300,23 @@ def route_command(ctx: click.Context, /, targets: tuple[str, ...], **local: Any)
     data = _input(program, local, local.pop("receipts"))
     state = data.routing_state()
     if route_id is None:
-        primary = program.evaluate(selected, entry, state).primary
-        if primary is None:
-            raise AgentGraphError("route-unavailable", f"Graph {selected} has no available route")
-        route_id = primary.route_id
+        evaluation = program.evaluate(selected, entry, state)
+        if evaluation.primary is None:
+            raise AgentGraphError("route-unavailable", _unavailable(evaluation.to_dict()))
+        route_id = evaluation.primary.route_id
     route = program.route(selected, entry, route_id, state, local.pop("revision"))
     doc = route.to_dict()
-    emit(opts.fmt, doc, route_lines(doc))
+    run = None if state_path is None else ["--state", state_path, *_provider_words(opts)]
+    report_safely(opts.fmt, doc, route_lines(doc, run))
+
+
+def _unavailable(doc: dict[str, Any]) -> str:
+    """Why there is no route: the reference's message, then the Evaluation's state."""
+    message = f"Graph {doc['graph']} has no available route"
+    if doc["statusCode"] == "complete":
+        return f"{message}: it is complete, with outcome {doc['outcome']}"
+    found = [d for d in doc["diagnostics"] if d["severity"] == "error"] or doc["diagnostics"]
+    why = f" ({found[0]['code']}: {found[0]['message']})" if found else ""
+    if doc["statusCode"] == "error":
+        return f"{message}: its evaluation is an error{why}"
+    return f"{message}: it is {doc['statusCode']}{why}"

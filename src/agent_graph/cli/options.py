@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+import shlex
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -55,6 +56,28 @@ def manifest_bases(argv: Sequence[str]) -> list[Path]:
         if arg.startswith("--manifest="):
             return [Path(os.path.abspath(arg.split("=", 1)[1])).parent]
     return []
+
+
+def shell_command(words: Iterable[str]) -> str:
+    """Words as one command line that a POSIX shell runs as printed (each quoted by shlex)."""
+    return " ".join(shlex.quote(word) for word in words)
+
+
+def provider_words(manifest: str | None, skill: str | None, registry: str | None) -> list[str]:
+    """The Provider options to repeat in a printed command, with absolute paths.
+
+    ``--skill`` wins over ``-m`` (as when the Provider is loaded). Nothing when neither
+    was given: the default ``./provider.yaml`` served, and a printed command runs in the
+    same working directory.
+    """
+    words: list[str] = []
+    if skill:
+        words += ["--skill", os.path.abspath(skill)]
+    elif manifest:
+        words += ["-m", os.path.abspath(manifest)]
+    if registry:
+        words += ["--registry", os.path.abspath(registry)]
+    return words
 
 
 def provider_options(func: F) -> F:

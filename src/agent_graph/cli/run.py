@@ -3,34 +3,56 @@
 A Run file is the host's memory between routes (``agent_graph.runs``). Every
 command that changes it is a locked, atomic read-modify-write, so concurrent
 ``agc run record`` processes never lose an event. ``start`` and ``status`` load the
-Provider (``-m``/``--skill``); the others only touch the Run file.
+Provider (``-m``/``--skill``); ``record`` and ``resume`` load the Run's Provider when
+they can tell which it is (``-m``/``--skill`` given, or ``./provider.yaml`` when it is
+the Run's); the others only touch the Run file.
 
-Human output starts with the reference's lines and adds the command to run next.
+Human output starts with the reference's lines and adds the command to run next,
+complete: it runs as printed from the same working directory (the Provider options
+repeated with absolute paths). When ``record``/``resume`` cannot tell the Provider,
+the hint says what is missing instead of printing a command that would fail.
 Every value is checked before the Run is written (text that is not Unicode, such
 as ``"\\ud800"``, is refused there) and output is printed only after, in a form
 that cannot fail: a command never reports failure for a write it made.
 Beyond the reference: ``start`` refuses a Graph or Entry the Provider lacks,
-``record`` refuses a key that is not a state key of the Run's Graph, and ``status``
-(like ``evaluate``/``route --state``) refuses a Run of another Provider.
+``record`` refuses a key that is not a state key of the Run's Graph (by its form
+always, against the Graph's nodes when the Provider is known), ``status``
+(like ``evaluate``/``route --state``) refuses a Run of another Provider, and in
+human output an Entry the Provider lacks is an error (``entry-missing``, exit 1);
+``--format json`` keeps the reference's Evaluation document (statusCode ``error``).
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
-import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from .context import Options, ProviderContext, compile_context, load_context, options, select
-from .options import VariadicOption, provider_options, state_option
+from .context import (
+    Options,
+    ProviderContext,
+    compile_context,
+    load_context,
+    load_program,
+    options,
+    select,
+)
+from .options import VariadicOption, provider_options, provider_words, shell_command, state_option
 from .render import emit
 
 if TYPE_CHECKING:
-    from ..runs import FileRunStore
+    from ..ir import records as r
+    from ..runs import FileRunStore, Run
+    from ..vm import Program
+
+#: The Provider ``agc`` loads when neither ``-m`` nor ``--skill`` is given.
+DEFAULT_MANIFEST = "provider.yaml"
 
 
 def _store() -> FileRunStore:
@@ -39,7 +61,7 @@ def _store() -> FileRunStore:
     return FileRunStore()
 
 
-def _report(fmt: str, document: dict[str, Any], lines: Sequence[str]) -> None:
+def report_safely(fmt: str, document: dict[str, Any], lines: Sequence[str]) -> None:
     """Print a command's result; text the output cannot encode is escaped, never an error.
 
     A Run holds Unicode text only (checked before it is written), but a path on the
@@ -62,20 +84,133 @@ def _absolute(path: str) -> str:
     return os.path.abspath(path)
 
 
-def _provider_args(opts: Options) -> str:
-    """The Provider options to repeat in a suggested command (absolute paths)."""
-    args: list[str] = []
-    if opts.skill:
-        args += ["--skill", _absolute(opts.skill)]
-    elif opts.manifest:
-        args += ["-m", _absolute(opts.manifest)]
-    if opts.registry:
-        args += ["--registry", _absolute(opts.registry)]
-    return "".join(f" {shlex.quote(arg)}" for arg in args)
+def _given_provider(opts: Options) -> list[str]:
+    """The Provider options the user gave, to repeat in a printed command (absolute)."""
+    return provider_words(opts.manifest, opts.skill, opts.registry)
 
 
-def _status_hint(state: str, opts: Options) -> str:
-    return f"Next: agc run status --state {shlex.quote(state)}{_provider_args(opts)}"
+def refuse_missing_entry(doc: dict[str, Any]) -> None:
+    """Human output: an Entry the Graph lacks is an error of the command (exit 1).
+
+    The reference (and ``--format json``) reports it as an Evaluation with statusCode
+    ``error`` and an ``entry-missing`` diagnostic, exit 0; a person reading "State:
+    error" from a typo deserves the failure a script can see.
+    """
+    from ..errors import AgentGraphError
+
+    if doc["statusCode"] != "error":
+        return
+    for diagnostic in doc["diagnostics"]:
+        if diagnostic["code"] == "entry-missing":
+            raise AgentGraphError("entry-missing", diagnostic["message"])
+
+
+# -- which Provider a Run belongs to ------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RunProvider:
+    """The Run's Provider as far as a command that only needs the Run file can tell.
+
+    ``program`` is None when it cannot be told; ``missing`` then says why, for the hint.
+    """
+
+    provider_id: str
+    program: Program | None
+    missing: str | None
+
+
+def run_provider(opts: Options, run: Run) -> RunProvider:
+    """The Provider named by ``-m``/``--skill``, else ``./provider.yaml`` if it is the Run's.
+
+    A Provider the user named must load and be the Run's (``run-provider-mismatch``
+    otherwise); the default ``./provider.yaml`` is only used when it loads and has the
+    Run's provider id, since nothing asked for it.
+    """
+    from ..errors import AgentGraphError
+    from ..runs import ensure_provider
+
+    if opts.skill or opts.manifest:
+        _, program = load_program(opts)
+        ensure_provider(run, program.provider_id)
+        return RunProvider(run.provider, program, None)
+    if not os.path.isfile(DEFAULT_MANIFEST):
+        return RunProvider(run.provider, None, f"there is no ./{DEFAULT_MANIFEST} here")
+    try:
+        _, program = load_program(replace(opts, registry=None))  # ./provider.yaml alone
+    except AgentGraphError as error:
+        return RunProvider(run.provider, None, f"./{DEFAULT_MANIFEST} does not load: {error.code}")
+    if program.provider_id != run.provider:
+        found = f"./{DEFAULT_MANIFEST} is Provider {program.provider_id}"
+        return RunProvider(run.provider, None, found)
+    return RunProvider(run.provider, program, None)
+
+
+def _state_keys(program: Program, graph: r.Graph, frame: str = "") -> Iterator[str]:
+    """Every state key of ``graph``'s nodes, its children's under their call paths too."""
+    from ..ir.records import NONE
+
+    for node in graph.nodes:
+        yield f"{frame}{graph.id}/{node.id}"
+        if node.subgraph != NONE:
+            child = program.ir.graphs[node.subgraph]
+            yield from _state_keys(program, child, f"{frame}{graph.id}/{node.id}>")
+
+
+def _is_state_key(program: Program, graph: r.Graph, key: str) -> bool:
+    """``key`` names a node of ``graph`` or, through subgraph nodes, of a Graph it calls.
+
+    Ids may hold ``/``, so the key is matched node by node rather than split; each step
+    into a child consumes a prefix, so the work is bounded by the key's length.
+    """
+    from ..ir.records import NONE
+
+    prefix = f"{graph.id}/"
+    if not key.startswith(prefix):
+        return False
+    rest = key[len(prefix) :]
+    for node in graph.nodes:
+        if rest == node.id:
+            return True
+        call = f"{node.id}>"
+        if (
+            node.subgraph != NONE
+            and rest.startswith(call)
+            and _is_state_key(program, program.ir.graphs[node.subgraph], rest[len(call) :])
+        ):
+            return True
+    return False
+
+
+def check_graph_state_key(program: Program, run: Run, key: str) -> None:
+    """``state-key-invalid`` unless ``key`` is a state key of the Run's Graph in ``program``."""
+    from itertools import islice
+
+    from ..errors import AgentGraphError
+
+    graph = program.graph(run.graph)  # graph-missing when the Provider lacks the Run's Graph
+    if _is_state_key(program, graph, key):
+        return
+    known = list(islice(_state_keys(program, graph), 2000))
+    close = difflib.get_close_matches(key, known, n=1)
+    guess = f" (did you mean {close[0]}?)" if close else ""
+    raise AgentGraphError(
+        "state-key-invalid",
+        f"{key!r} is not a state key of Graph {graph.id} in Provider {program.provider_id}"
+        f"{guess}: record the route's afterAction.recordNode exactly",
+    )
+
+
+def _status_hint(path: str, opts: Options, known: RunProvider | None = None) -> str:
+    """``Next: agc run status …``, complete, or what is missing when the Provider is unknown."""
+    if known is not None and known.program is None:
+        return (
+            f"Next: evaluate the run with agc run status --state {shell_command([path])}, "
+            f"adding -m MANIFEST or --skill SKILL.md for Provider {known.provider_id} "
+            f"({known.missing})"
+        )
+    command = ["agc", "run", "status", "--state", path, *_given_provider(opts)]
+    return f"Next: {shell_command(command)}"
 
 
 def _check_selection(context: ProviderContext, graph: str, entry: str) -> None:
@@ -91,10 +226,22 @@ def _check_selection(context: ProviderContext, graph: str, entry: str) -> None:
         raise AgentGraphError("entry-missing", f"Graph {graph} has no entry {entry}")
 
 
-@click.group("run", invoke_without_command=True)
+class WorkflowGroup(click.Group):
+    """A group whose ``--help`` lists its commands in the order they were added."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)
+
+
+@click.group("run", cls=WorkflowGroup, invoke_without_command=True)
 @click.pass_context
 def run_group(ctx: click.Context) -> None:
-    """Keep a Run: host-owned Facts, Outcomes, authorities and an event log."""
+    """Keep a Run: host-owned Facts, Outcomes, authorities and an event log.
+
+    \b
+    The loop: start a Run, ask status (evaluate), route the step, let it happen,
+    set the observed facts, record the outcome, ask status again.
+    """
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help(), err=True)
         ctx.exit(2)
@@ -152,11 +299,33 @@ def run_start_command(
     )
     path = _absolute(state)
     lines = [f"Started run {run.id}", f"State: {path}", _status_hint(path, opts)]
-    _report(opts.fmt, run.document, lines)
+    report_safely(opts.fmt, run.document, lines)
 
 
-def _status_lines(run_id: str, path: str, doc: dict[str, Any], opts: Options) -> list[str]:
-    lines = [f"Run: {run_id}", f"State: {doc['statusCode']}"]
+def _route_words(
+    run: Run, doc: dict[str, Any], path: str, opts: Options, context: ProviderContext
+) -> list[str]:
+    """``agc route …`` for the Run's primary route, complete (``route`` ignores the Run's
+    Graph and Entry, so they are named; the Skill binding only when it selects them)."""
+    primary = doc["primaryRoute"]
+    at = [primary["routeId"], "--revision", doc["revision"]]
+    binding = context.binding
+    if binding is not None and (binding.binding.graph, binding.binding.entry) == (
+        run.graph,
+        run.entry,
+    ):
+        return ["agc", "route", *at, "--state", path, *_given_provider(opts)]
+    words = ["agc", "route", run.graph, *at]
+    if run.entry != "default":
+        words += ["--entry", run.entry]
+    words += ["--state", path]
+    if binding is not None:  # the binding selects another Graph or Entry: name its manifest
+        return [*words, "-m", str(context.provider.manifest_path)]
+    return [*words, *provider_words(opts.manifest, None, opts.registry)]
+
+
+def _status_lines(run: Run, path: str, doc: dict[str, Any], route: list[str]) -> list[str]:
+    lines = [f"Run: {run.id}", f"State: {doc['statusCode']}"]
     primary = doc.get("primaryRoute")
     if primary is not None:
         lines += [
@@ -167,13 +336,7 @@ def _status_lines(run_id: str, path: str, doc: dict[str, Any], opts: Options) ->
         ]
         if primary.get("hint"):
             lines.append(f"Hint: {primary['hint']}")
-        lines.append(
-            f"Resolve it: agc route {primary['routeId']} --revision {doc['revision']} "
-            f"--state {shlex.quote(path)}{_provider_args(opts)}"
-            if opts.skill
-            else f"Resolve it: agc route {doc['graph']} {primary['routeId']} "
-            f"--revision {doc['revision']} --state {shlex.quote(path)}{_provider_args(opts)}"
-        )
+        lines.append(f"Resolve it: {shell_command(route)}")
     elif doc.get("outcome"):
         lines.append(f"Outcome: {doc['outcome']}")
     elif doc["statusCode"] == "blocked":
@@ -199,12 +362,15 @@ def run_status_command(ctx: click.Context, /, state: str, **local: Any) -> None:
     ensure_provider(run, context.provider.id)
     evaluation = compile_context(context).evaluate(run.graph, run.entry, evaluation_input(run))
     doc = evaluation.to_dict()
+    if opts.fmt == "human":
+        refuse_missing_entry(doc)
     path = _absolute(state)
     document = {
         "run": {"id": run.id, "state": path, "updatedAt": run.updated_at},
         "evaluation": doc,
     }
-    _report(opts.fmt, document, _status_lines(run.id, path, doc, opts))
+    route = _route_words(run, doc, path, opts, context) if doc.get("primaryRoute") else []
+    report_safely(opts.fmt, document, _status_lines(run, path, doc, route))
 
 
 @run_group.command("record")
@@ -224,21 +390,39 @@ def run_record_command(
     \b
     OUTCOME is one of: completed, partial, failed, unverified, skipped, pending,
     blocked, waiting-user.
+
+    \b
+    STATE-KEY is checked against the Run's Graph (its nodes, and its children's
+    under their call paths) when the Run's Provider is known: the -m or --skill
+    given (which must be the Run's Provider), else ./provider.yaml when it loads
+    and is the Run's Provider. Otherwise only its form is checked: it must start
+    with the Run's Graph id and a slash (report/...), so a typo in the node id is
+    recorded; the output then says so.
     """
-    from ..runs import NO_DETAIL
-    from ..runs.document import check_outcome
+    from ..runs import NO_DETAIL, read_run
+    from ..runs.document import check_outcome, check_state_key
     from .state_input import json_argument
 
     opts = options(ctx, **local)
     check_outcome(outcome)
     value = json_argument(detail) if detail is not None else NO_DETAIL
+    current = read_run(state)
+    check_state_key(current.document, node)  # its form first: the reference's key rule
+    known = run_provider(opts, current)
+    if known.program is not None:
+        check_graph_state_key(known.program, current, node)
     run = _store().record(state, node, outcome, value)
     lines = [
         f"Recorded {node}: {outcome}",
         "Evaluate the run again; recorded outcomes are not assumed to prove facts.",
-        _status_hint(_absolute(state), opts),
     ]
-    _report(opts.fmt, run.document, lines)
+    if known.program is None:
+        lines.append(
+            f"Checked only that the key starts with {run.graph}/: give -m or --skill "
+            f"to check it against Graph {run.graph}'s nodes."
+        )
+    lines.append(_status_hint(_absolute(state), opts, known))
+    report_safely(opts.fmt, run.document, lines)
 
 
 @run_group.command("facts")
@@ -259,7 +443,7 @@ def run_facts_command(
 
     opts = options(ctx, **local)
     run = _store().set_facts(state, object_value(json_argument(facts), "facts"), replace=replace)
-    _report(opts.fmt, run.document, [f"Updated facts for run {run.id}"])
+    report_safely(opts.fmt, run.document, [f"Updated facts for run {run.id}"])
 
 
 @run_group.command("authority")
@@ -280,7 +464,8 @@ def run_authority_command(
     """Replace the Run's session authorities; without --set, clear them."""
     opts = options(ctx, **local)
     run = _store().set_authorities(state, authorities)
-    _report(opts.fmt, run.document, [f"Authorities: {', '.join(run.authorities) or '<none>'}"])
+    listed = ", ".join(run.authorities) or "<none>"
+    report_safely(opts.fmt, run.document, [f"Authorities: {listed}"])
 
 
 @run_group.command("checkpoint")
@@ -295,7 +480,7 @@ def run_checkpoint_command(ctx: click.Context, /, state: str, target: str, **loc
     opts = options(ctx, **local)
     _store().checkpoint(state, target)
     document = {"run": _absolute(state), "checkpoint": _absolute(target)}
-    _report(opts.fmt, document, [f"Checkpoint: {document['checkpoint']}"])
+    report_safely(opts.fmt, document, [f"Checkpoint: {document['checkpoint']}"])
 
 
 @run_group.command("resume")
@@ -304,12 +489,19 @@ def run_checkpoint_command(ctx: click.Context, /, state: str, target: str, **loc
 @provider_options
 @click.pass_context
 def run_resume_command(ctx: click.Context, /, checkpoint: str, state: str, **local: Any) -> None:
-    """Continue from CHECKPOINT in a new Run file: same id, authorities cleared."""
+    """Continue from CHECKPOINT in a new Run file: same id, authorities cleared.
+
+    The Provider (-m or --skill, which must be the checkpoint's Provider, else
+    ./provider.yaml when it is) only serves the printed next command.
+    """
+    from ..runs import read_run
+
     opts = options(ctx, **local)
+    known = run_provider(opts, read_run(checkpoint))  # before anything is written
     run = _store().resume(checkpoint, state)
     path = _absolute(state)
-    lines = [f"Resumed run {run.id} at {path}", _status_hint(path, opts)]
-    _report(opts.fmt, run.document, lines)
+    lines = [f"Resumed run {run.id} at {path}", _status_hint(path, opts, known)]
+    report_safely(opts.fmt, run.document, lines)
 
 
 @run_group.command("events")
@@ -327,4 +519,4 @@ def run_events_command(ctx: click.Context, /, state: str, **local: Any) -> None:
         node = f" {event['node']}" if event.get("node") else ""
         outcome = f" {event['outcome']}" if event.get("outcome") else ""
         lines.append(f"{event['sequence']} {event['at']} {event['type']}{node}{outcome}")
-    _report(opts.fmt, {"run": run.id, "events": run.events}, lines)
+    report_safely(opts.fmt, {"run": run.id, "events": run.events}, lines)

@@ -558,7 +558,10 @@ def test_the_last_format_given_is_the_one_errors_use(
         ["--format", "json", "validate", "-m", missing, "--format", "human"], capsys
     )
     assert (code, out) == (1, "")
-    assert err.startswith("ERROR file-missing: ")
+    assert err == (
+        f"nope.yaml: file-missing: provider manifest does not exist: {missing}\n"
+        "1 error(s), 0 warning(s)\n"
+    )
     code, out, err = agc(
         ["--format", "human", "validate", "-m", missing, "--format", "json"], capsys
     )

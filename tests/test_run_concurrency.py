@@ -5,7 +5,9 @@
   401 events numbered 1..401 and 400 outcomes afterwards.
 * A writer is SIGKILLed at random moments, many times: the file is always the
   complete last committed version or the complete next one.
-* Locks: a held lock times out with ``run-locked``; a killed holder frees it.
+* Locks: a held lock times out with ``run-locked``; a killed holder frees it. The
+  holder writes its process id into the lock; a writer that has to wait says so at
+  once (``agc run …`` on stderr, human output only), naming that process.
 """
 
 from __future__ import annotations
@@ -307,3 +309,137 @@ def test_only_abandoned_temporaries_of_this_run_are_swept(tmp_path: Path) -> Non
     FileRunStore().record(path, "report/draft", "completed")
     assert not stale.exists()
     assert all(other.exists() for other in others)
+
+
+# -- waiting for a lock is said at once, with the holder (issue 10) ------------------------
+
+HOLDER = """
+import sys, time
+from pathlib import Path
+from agent_graph.runs import FileRunStore
+with FileRunStore()._locked([Path(sys.argv[1])]):
+    print("locked", flush=True)
+    time.sleep(float(sys.argv[2]))
+"""
+
+
+def hold(path: Path, seconds: float) -> subprocess.Popen[str]:
+    """A process holding ``path``'s lock (taken as agc takes it) for ``seconds``."""
+    holder = python(HOLDER, str(path), str(seconds), stdout=subprocess.PIPE)
+    assert holder.stdout is not None
+    assert holder.stdout.readline().strip() == "locked"
+    return holder
+
+
+def release(holder: subprocess.Popen[str]) -> None:
+    holder.kill()
+    holder.wait(timeout=30)
+    assert holder.stdout is not None
+    holder.stdout.close()
+
+
+def test_the_holder_writes_its_process_id_into_the_lock(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    start(path)
+    lock = tmp_path / ".run.json.lock"
+    store = FileRunStore()
+    with store._locked([path]):
+        assert lock.read_text(encoding="ascii") == f"{os.getpid()}\n"
+    assert lock.read_bytes() == b""  # released: no holder to name
+    store.record(path, "report/draft", "completed")
+    assert lock.read_bytes() == b""
+
+
+def test_a_waiting_store_says_so_once_naming_the_holder(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    start(path)
+    holder = hold(path, 1.0)
+    heard: list[str] = []
+    try:
+        FileRunStore(on_wait=heard.append).record(path, "report/draft", "completed")
+    finally:
+        release(holder)
+    lock = tmp_path / ".run.json.lock"
+    assert heard == [
+        f"Waiting for the lock {lock}: process {holder.pid} holds it (giving up after 60 s)"
+    ]
+    assert read_run(path).outcome("report/draft") == "completed"
+
+
+def test_a_library_store_waits_silently(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "run.json"
+    start(path)
+    holder = hold(path, 0.5)
+    try:
+        FileRunStore().record(path, "report/draft", "completed")
+    finally:
+        release(holder)
+    assert capsys.readouterr() == ("", "")
+
+
+def test_a_timed_out_wait_names_the_holder(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    start(path)
+    holder = hold(path, 30)
+    try:
+        with pytest.raises(AgentGraphError) as info:
+            FileRunStore(lock_timeout=0.3).record(path, "report/draft", "completed")
+    finally:
+        release(holder)
+    assert info.value.code == "run-locked"
+    assert info.value.message == (
+        f"Process {holder.pid} has held the lock {tmp_path / '.run.json.lock'} for over 0.3 s; "
+        "is a writer stuck?"
+    )
+
+
+def test_a_holder_that_wrote_no_id_is_another_process(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    start(path)
+    lock = tmp_path / ".run.json.lock"
+    lock.write_text("99999999\n", encoding="ascii")  # left by a killed holder: not alive
+    heard: list[str] = []
+    with lock.open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(AgentGraphError) as info:
+            FileRunStore(lock_timeout=0.2, on_wait=heard.append).record(
+                path, "report/draft", "completed"
+            )
+    assert heard == [
+        f"Waiting for the lock {lock}: another process holds it (giving up after 0.2 s)"
+    ]
+    assert info.value.message.startswith(f"Another process has held the lock {lock} for over")
+
+
+@pytest.mark.parametrize("fmt", ["human", "json"])
+def test_agc_run_says_at_once_on_stderr_that_it_waits(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    fmt: str,
+) -> None:
+    from agent_graph.cli import main
+    from agent_graph.runs.file import WAIT_NOTICE
+
+    monkeypatch.chdir(tmp_path)  # no ./provider.yaml: nothing to compile first
+    path = tmp_path / "run.json"
+    start(path)
+    holder = hold(path, 1.0)
+    try:
+        code = main(
+            ["run", "record", "report/draft", "completed", "--state", str(path), "--format", fmt]
+        )
+    finally:
+        release(holder)
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    lock = tmp_path / ".run.json.lock"
+    if fmt == "human":
+        assert err.splitlines() == [
+            f"agc: Waiting for the lock {lock}: process {holder.pid} holds it "
+            "(giving up after 60 s)"
+        ]
+    else:
+        assert err == ""
+        assert json.loads(out)["outcomes"]["report/draft"]["outcome"] == "completed"
+    assert WAIT_NOTICE.get() is None  # the command's notice ends with the command

@@ -1279,8 +1279,9 @@ def test_diagnostics_carry_pointer_position_and_params() -> None:
             "/entrypoints/Bad",
             3,
             3,
-            '/entrypoints/Bad property name "Bad" must match pattern '
-            '"^[a-z0-9](?:[a-z0-9._/-]*[a-z0-9])?$"',
+            '/entrypoints/Bad property name "Bad" does not have the required form. '
+            "Identifier: lowercase letters, digits and . _ / - inside, starting and ending "
+            "with a letter or digit.",
         ),
         (
             "schema.required",
@@ -1301,7 +1302,7 @@ def test_diagnostics_carry_pointer_position_and_params() -> None:
             "/nodes/0/notes",
             6,
             5,
-            "/nodes/0/notes is not allowed: unknown property 'notes'",
+            "/nodes/0 has an unknown member `notes`",
         ),
         ("schema.type", "/nodes/1/priority", 20, 5, "/nodes/1/priority must be integer"),
     ]
@@ -1481,3 +1482,81 @@ def test_many_invalid_items_are_counted_beyond_the_explained_ones() -> None:
     (tail,) = [d for d in diagnostics if d.code == "schema.truncated"]
     assert tail.pointer == "/nodes"
     assert tail.detail == {"hidden": 400 - S.MAX_EXPLAINED_ITEMS}
+
+
+# --------------------------------------------------------------------------- words for people
+
+
+def _patterned(node: Any, where: str = "#") -> Iterator[tuple[str, Any]]:
+    """Every schema object that holds a ``pattern`` (or a ``not`` of only one), by location."""
+    if isinstance(node, dict):
+        holds = isinstance(node.get("pattern"), str)
+        negated = isinstance(node.get("not"), dict) and set(node["not"]) == {"pattern"}
+        if holds or negated:
+            yield where, node
+        for key, value in node.items():
+            if key != "not" or not negated:
+                yield from _patterned(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _patterned(value, f"{where}/{index}")
+
+
+@pytest.mark.parametrize("name", S.SCHEMA_NAMES)
+def test_every_pattern_is_described_in_words(name: str) -> None:
+    undescribed = [
+        where
+        for where, node in _patterned(S.schema_document(name))
+        if not (isinstance(node.get("description"), str) and node["description"].strip())
+    ]
+    assert undescribed == []
+
+
+def test_pattern_findings_fall_back_to_the_pattern_without_a_description() -> None:
+    from agent_graph.documents.schema_findings import findings
+
+    validator = Draft202012Validator({"properties": {"a": {"pattern": "^x$"}}})
+    (error,) = validator.iter_errors({"a": "y"})
+    (found,) = findings(error)
+    assert (found.keyword, found.params, found.text) == (
+        "pattern",
+        {"pattern": "^x$"},
+        'must match pattern "^x$"',
+    )
+
+
+def test_unevaluated_members_are_named_with_a_suggestion() -> None:
+    from agent_graph.documents.schema_findings import findings
+
+    validator = Draft202012Validator(
+        {
+            "allOf": [{"properties": {"satisfiedBy": {}}}],
+            "properties": {"id": {}},
+            "unevaluatedProperties": False,
+        }
+    )
+    (error,) = validator.iter_errors({"id": 1, "satisfiedby": 2, "zzz": 3})
+    found = [(f.keyword, f.path, f.params, f.text) for f in findings(error)]
+    assert found == [
+        (
+            "unevaluatedProperties",
+            ("satisfiedby",),
+            {"unevaluatedProperty": "satisfiedby"},
+            "has an unknown member `satisfiedby`; did you mean `satisfiedBy`?",
+        ),
+        (
+            "unevaluatedProperties",
+            ("zzz",),
+            {"unevaluatedProperty": "zzz"},
+            "has an unknown member `zzz`",
+        ),
+    ]
+
+
+def test_member_names_with_odd_characters_are_quoted() -> None:
+    from agent_graph.documents.schema_findings import unknown_member_text
+
+    assert unknown_member_text("a b", []) == "unknown member `a b`"
+    assert unknown_member_text(" x", []) == 'unknown member `" x"`'
+    assert unknown_member_text("a`b", []) == 'unknown member `"a`b"`'
+    assert unknown_member_text("Id\t", ["id"]) == 'unknown member `"Id\\t"`; did you mean `id`?'

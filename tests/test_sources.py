@@ -13,9 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agent_graph.documents.json_text import unpaired_surrogate
 from agent_graph.documents.sources import (
     MAX_FILE_BYTES,
     JsonError,
+    TextSourceMap,
     parse_frontmatter,
     parse_json,
     read_markdown,
@@ -188,6 +190,8 @@ def test_random_text_gives_json_error_or_the_json_loads_value(text: str) -> None
         expected = JsonError
     except BaseException:  # pytest.fail for NaN/Infinity, which JSON.parse rejects
         expected = JsonError
+    if unpaired_surrogate(text) is not None:  # json.loads keeps it; we refuse non-Unicode
+        expected = JsonError
     if expected is JsonError:
         with pytest.raises(JsonError):
             parse_json(text)
@@ -308,6 +312,37 @@ def test_nul_character_is_a_parse_failure(tmp_path: Path) -> None:
     assert "NUL character at line 2, column 3" in error.message
 
 
+@pytest.mark.parametrize(
+    ("data", "name"),
+    [
+        ("a: 1\n".encode("utf-16"), "UTF-16"),  # with a byte order mark
+        ("a: 1\nb: 2\n".encode("utf-16-le"), "UTF-16"),  # without: NUL beside every letter
+        ("a: 1\nb: 2\n".encode("utf-16-be"), "UTF-16"),
+        ("a: 1\n".encode("utf-32"), "UTF-32"),
+        ("a: 1\nb: 2\n".encode("utf-32-le"), "UTF-32"),
+    ],
+)
+def test_utf16_and_utf32_text_is_named(tmp_path: Path, data: bytes, name: str) -> None:
+    path = write(tmp_path / "x.yaml", data)
+    error = failure(read_structured, path, display="x.yaml")
+    assert error.code == "parse-failed"
+    assert (
+        error.message
+        == f"Cannot parse {path}: the file is {name} text, not UTF-8; save it as UTF-8"
+    )
+    assert (error.diagnostics[0].line, error.diagnostics[0].column) == (1, 1)
+    assert error.diagnostics[0].detail == {"encoding": name}
+
+
+def test_binary_with_nul_bytes_is_not_taken_for_utf16(tmp_path: Path) -> None:
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00"
+    error = failure(read_structured, write(tmp_path / "x.yaml", png), display="x.yaml")
+    assert "not UTF-8 text (byte 0x89" in error.message
+    text = b"a: 1\nb: \x00\x00\x00 and more text here\n"
+    error = failure(read_structured, write(tmp_path / "y.yaml", text), display="y.yaml")
+    assert "contains a NUL character at line 2, column 4" in error.message
+
+
 def test_column_counts_characters_before_bad_bytes(tmp_path: Path) -> None:
     path = write(tmp_path / "x.yaml", "é: ".encode() + b"\xff")
     error = failure(read_structured, path, display="x.yaml")
@@ -373,6 +408,14 @@ def test_frontmatter_after_a_byte_order_mark_is_missing_with_a_hint() -> None:
     error = failure(frontmatter, "\ufeff---\nid: r\n---\n")
     assert error.code == "frontmatter-missing"
     assert "byte order mark" in error.diagnostics[0].detail["hint"]
+    assert error.message == (
+        "Markdown resource requires YAML frontmatter: /p/r.md (it starts with an invisible "
+        "UTF-8 byte order mark, U+FEFF, before the opening ---; save the file without one)"
+    )
+    assert error.diagnostics[0].message == error.message
+    other = failure(frontmatter, "\ufeffid: r\n")  # no --- after it: the hint only
+    assert other.message == "Markdown resource requires YAML frontmatter: /p/r.md"
+    assert "byte order mark" in other.diagnostics[0].detail["hint"]
 
 
 @pytest.mark.parametrize(
@@ -419,3 +462,57 @@ def test_read_markdown(tmp_path: Path) -> None:
     assert missing.code == "file-read-failed"
     binary = write(tmp_path / "b.md", b"---\nid: \xc3\x28\n---\n")
     assert failure(read_markdown, binary, display="b.md").code == "parse-failed"
+
+
+# ---------------------------------------------------------------------------
+# Key positions (TextSourceMap)
+
+
+def keyed(text: str, name: str = "f.yaml") -> TextSourceMap:
+    """The source map of ``text`` read as a file called ``name``."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        source = read_structured(write(Path(folder) / name, text), display=name).source
+    assert isinstance(source, TextSourceMap)
+    return source
+
+
+@pytest.mark.parametrize(
+    ("text", "parent", "key", "expected"),
+    [
+        ("a: 1\nowner: x\n", "", "owner", (2, 1)),
+        ("a:\n  b:\n    - 1\n", "/a", "b", (2, 3)),
+        ("a: 1\nowner:\nnext: 2\n", "", "owner", (2, 1)),  # an empty value
+        ("a:\n  # b: old\n  b:\n    # b: also\n    - 1\n", "/a", "b", (3, 3)),
+        ("x: {a: 1, b: [2]}\n", "/x", "b", (1, 11)),
+        ("x: {a: 1, 'b': 2}\n", "/x", "b", (1, 11)),
+        ('x:\n  "b c": 2\n', "/x", "b c", (2, 3)),
+        ("- id: a\n  ab: 1\n  b: 2\n", "/0", "b", (3, 3)),  # not the tail of "ab"
+        ("a: 1\r\nb: 2\r\n", "", "b", (2, 1)),
+        ("\ufeffa: 1\nb: 2\n", "", "b", (2, 1)),
+        ("a: 1\nb: &x 2\nc: *x\n", "", "c", (3, 1)),
+    ],
+)
+def test_key_positions_in_yaml(text: str, parent: str, key: str, expected: tuple[int, int]) -> None:
+    assert keyed(text).key_position(parent, key) == expected
+
+
+def test_key_positions_in_json() -> None:
+    source = keyed('{\n  "a": 1,\n  "owner":\n    [1]\n}\n', "f.json")
+    assert source.key_position("", "owner") == (3, 3)
+    assert source.key_position("", "a") == (2, 3)
+    escaped = keyed('{"\\u006fwner": 1}', "f.json")  # written with an escape: not found
+    assert escaped.key_position("", "owner") is None
+
+
+def test_key_positions_of_unknown_pointers_are_none() -> None:
+    source = keyed("a: 1\n")
+    assert source.key_position("", "b") is None
+    assert source.key_position("/nope", "a") is None
+
+
+def test_frontmatter_key_positions_are_file_lines() -> None:
+    document = frontmatter("---\nid: r\nkind: procedure\nextra: 1\n---\nBody\n")
+    assert isinstance(document.source, TextSourceMap)
+    assert document.source.key_position("", "extra") == (4, 1)

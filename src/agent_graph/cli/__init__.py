@@ -74,8 +74,29 @@ def commands() -> list[click.Command]:
     ]
 
 
+def first_sentence(text: str) -> str:
+    """The first sentence of a help text (its first paragraph's words up to a final ``.``)."""
+    words = text.split("\n\n", 1)[0].split()
+    if words and words[0] == "\b":
+        words = words[1:]
+    for index, word in enumerate(words):
+        if word.endswith("."):
+            return " ".join(words[: index + 1])
+    return " ".join(words)
+
+
+def _full_short_help(command: click.Command) -> None:
+    """List a command by its whole first sentence: click would cut it to fit with '...'."""
+    if command.short_help is None and command.help:
+        command.short_help = first_sentence(command.help)
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _full_short_help(sub)
+
+
 def _register() -> None:
     for command in commands():
+        _full_short_help(command)
         cli.add_command(command)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -86,13 +87,52 @@ def ir_build_command(ctx: click.Context, /, output: str, **local: Any) -> None:
     )
 
 
-def _read_ir(path: Path) -> bytes:
+# The first line of a YAML document: a directive or marker, a list item, or a mapping key.
+_YAML_START = re.compile(r"(?:---|%|- |[^\s:#][^\n:]*:(?:\s|$))")
+
+
+def _text_kind(data: bytes) -> str | None:
+    """``JSON``/``YAML`` when ``data`` is evidently such text rather than msgpack IR."""
+    from ..ir.codec import MAGIC
+
+    head = data[:4096]
+    if MAGIC.encode() in head[:64] or b"\0" in head:
+        return None
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as error:
+        if error.start < len(head) - 3:  # not just a character cut off at the end
+            return None
+        text = head[: error.start].decode("utf-8")
+    text = text.removeprefix("\ufeff").lstrip()
+    if not text or any(ord(c) < 0x20 and c not in "\t\r\n" for c in text):
+        return None
+    if text[0] in "{[":
+        return "JSON"
+    for line in text.splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            return "YAML" if _YAML_START.match(line) else None
+    return None
+
+
+def _read_ir(path: Path, given: str) -> bytes:
+    """The bytes of a compiled IR file; a YAML or JSON file is pointed at ``-m``."""
+    import shlex
+
     from ..documents.files import read_bytes
     from ..errors import AgentGraphError
 
     if not os.path.lexists(path):
         raise AgentGraphError("file-missing", f"Compiled IR file does not exist: {path}")
-    return read_bytes(path, display=str(path))
+    data = read_bytes(path, display=str(path))
+    kind = _text_kind(data)
+    if kind is not None:
+        raise AgentGraphError(
+            "ir-corrupt",
+            f"{path} is a {kind} document, not compiled IR; to dump the IR of the Provider "
+            f"it defines, pass it with -m: agc ir dump -m {shlex.quote(given)}",
+        )
+    return data
 
 
 @ir_group.command("dump")
@@ -108,7 +148,10 @@ def _read_ir(path: Path) -> bytes:
 def ir_dump_command(
     ctx: click.Context, /, ir_file: str | None, root: str | None, **local: Any
 ) -> None:
-    """Print the IR one record per line (compiled from the Provider, or read from FILE)."""
+    """Print the IR one record per line (compiled from the Provider, or read from FILE).
+
+    FILE is compiled IR (written by agc ir build); for a Provider manifest use -m.
+    """
     from ..ir.dump import dump, to_json
     from ..vm import load_program
 
@@ -117,7 +160,7 @@ def ir_dump_command(
         program = compile_context(load_context(opts))
     else:
         path = Path(os.path.abspath(ir_file))
-        data = _read_ir(path)
+        data = _read_ir(path, ir_file)
         program = load_program(data, root if root is not None else path.parent)
     text = dump(program.ir)
     emit(

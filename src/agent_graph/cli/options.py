@@ -51,10 +51,14 @@ def _check_format(ctx: click.Context, param: click.Parameter, value: str | None)
 def manifest_bases(argv: Sequence[str]) -> list[Path]:
     """Directories diagnostics may be relative to (for caret excerpts in error output)."""
     for index, arg in enumerate(argv):
+        given = None
         if arg in ("-m", "--manifest") and index + 1 < len(argv):
-            return [Path(os.path.abspath(argv[index + 1])).parent]
-        if arg.startswith("--manifest="):
-            return [Path(os.path.abspath(arg.split("=", 1)[1])).parent]
+            given = argv[index + 1]
+        elif arg.startswith("--manifest="):
+            given = arg.split("=", 1)[1]
+        if given is not None:
+            path = Path(os.path.abspath(given))
+            return [path if path.is_dir() else path.parent]  # -m DIR means DIR/provider.yaml
     return []
 
 
@@ -89,7 +93,8 @@ def provider_options(func: F) -> F:
             "manifest",
             default=None,
             metavar="PATH",
-            help="Provider manifest (default: provider.yaml in the working directory).",
+            help="Provider manifest, or a directory holding provider.yaml "
+            "(default: provider.yaml in the working directory).",
         ),
         click.option(
             "--skill",

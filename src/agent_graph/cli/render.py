@@ -1,10 +1,21 @@
-"""Output for the CLI: one JSON document or human lines, and errors with caret excerpts."""
+"""Output for the CLI: one JSON document or human lines, and errors with caret excerpts.
+
+A failure in human form names each problem once: a positioned line per diagnostic
+(``path:line:column: code: message``, the source line and a caret), preceded by the
+``ERROR code: message`` headline only when that says something no diagnostic says,
+and followed by the ``N error(s), M warning(s)`` count. A position the message text
+repeats ("… at line 3, column 7") is left out of the positioned line. Control and
+invisible format characters of a source line are shown as symbols or escapes, never
+sent to the terminal. ``--format json`` output is the envelope, unchanged.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -43,15 +54,51 @@ def _source_line(diagnostic: Diagnostic, bases: Sequence[Path]) -> str | None:
     return None
 
 
+def _visible_char(char: str) -> str:
+    """How one character of a source line is shown: itself, or a visible stand-in."""
+    if char == "\t":
+        return " "
+    code = ord(char)
+    if code < 0x20:
+        return chr(0x2400 + code)  # U+2400 CONTROL PICTURES: NUL is \u2400 …
+    if code == 0x7F:
+        return "\u2421"
+    category = unicodedata.category(char)
+    if category == "Cc":  # C1 controls have no pictures
+        return f"\\x{code:02x}"
+    if category in ("Cf", "Zl", "Zp", "Cs", "Co", "Cn") and char != "\ufffd":
+        return f"<U+{code:04X}>"  # invisible: a byte order mark, bidi controls …
+    return char
+
+
+def visible(text: str, column: int | None = None) -> tuple[str, int]:
+    """``text`` safe for a terminal, and where 1-based ``column`` lands in it (0-based)."""
+    shown = [_visible_char(c) for c in text]
+    before = max((column or 1) - 1, 0)
+    offset = sum(len(s) for s in shown[:before]) + max(before - len(shown), 0)
+    return "".join(shown), offset
+
+
+def _message(diagnostic: Diagnostic) -> str:
+    """The message without the position the location already gives (parse errors)."""
+    if diagnostic.line is None:
+        return diagnostic.message
+    line = rf" at line {diagnostic.line}"
+    where = rf"{line}(?![0-9]|, column )"
+    if diagnostic.column is not None:
+        where = rf"{line}, column {diagnostic.column}(?![0-9])|{where}"
+    return re.sub(where, "", diagnostic.message)
+
+
 def describe(diagnostic: Diagnostic, bases: Sequence[Path]) -> list[str]:
     """``path:line:col: code: message`` plus the source line and a caret under the column."""
     label = "" if diagnostic.severity == "error" else f"{diagnostic.severity}: "
-    lines = [f"{diagnostic.location()}: {label}{diagnostic.code}: {diagnostic.message}"]
+    lines = [f"{diagnostic.location()}: {label}{diagnostic.code}: {_message(diagnostic)}"]
     text = _source_line(diagnostic, bases)
     if text is not None and diagnostic.line is not None:
         gutter = f"{diagnostic.line:>5} | "
-        lines.append(gutter + text.expandtabs(1))
-        column = max((diagnostic.column or 1) - 1, 0)
+        shown, column = visible(text, diagnostic.column)
+        lines.append(gutter + shown)
         lines.append(" " * (len(gutter) - 2) + "| " + " " * column + "^")
     return lines
 
@@ -68,11 +115,25 @@ def emit_error(
     if fmt == "json":
         out.write(json.dumps(error.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n")
         return
-    lines = [f"ERROR {error.code}: {error.message}"]
+    out.write("\n".join(error_lines(error, bases)) + "\n")
+
+
+def _headline_needed(error: AgentGraphError) -> bool:
+    """False when a diagnostic already says what the headline says."""
+    return not any(
+        d.code == error.code and d.severity == "error" and d.message == error.message
+        for d in error.diagnostics
+    )
+
+
+def error_lines(error: AgentGraphError, bases: Sequence[Path] = ()) -> list[str]:
+    """The human lines of a failure: each problem once, then the count of problems."""
+    lines = [f"ERROR {error.code}: {error.message}"] if _headline_needed(error) else []
     search = [*bases, Path(os.getcwd())]
     for diagnostic in error.diagnostics:
         lines.extend(describe(diagnostic, search))
-    if len(error.diagnostics) > 1:
+    if error.diagnostics:
         errors = sum(1 for d in error.diagnostics if d.severity == "error")
-        lines.append(f"{errors} error(s), {len(error.diagnostics) - errors} warning(s)")
-    out.write("\n".join(lines) + "\n")
+        others = len(error.diagnostics) - errors
+        lines.append(f"{max(errors, 1)} error(s), {others} warning(s)")
+    return lines

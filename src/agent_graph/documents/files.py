@@ -114,16 +114,67 @@ def _too_large(abs_path: Path, size: int, display: str, limit: int) -> AgentGrap
     )
 
 
+_WIDE_BOMS: Final = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+
+
+def _wide_encoding(data: bytes) -> str | None:
+    """``UTF-16``/``UTF-32`` when the bytes evidently are such text, else ``None``.
+
+    By its byte order mark, or, without one, by ASCII text's tell-tale pattern of a
+    NUL byte beside every character.
+    """
+    for bom, name in _WIDE_BOMS:
+        if data.startswith(bom):
+            return name
+    head = data[:256]
+    if len(head) < 4 or b"\0" not in head:
+        return None
+    for width, name in ((4, "UTF-32"), (2, "UTF-16")):
+        units = [head[i : i + width] for i in range(0, len(head) - width + 1, width)]
+        for first in (True, False):  # little- or big-endian: the character byte first or last
+            ascii_units = sum(
+                1
+                for u in units
+                if (u[0] if first else u[-1]) != 0 and not any(u[1:] if first else u[:-1])
+            )
+            if ascii_units >= 0.8 * len(units):
+                return name
+    return None
+
+
+def _wide_text(abs_path: Path, data: bytes, display: str) -> AgentGraphError | None:
+    name = _wide_encoding(data)
+    if name is None:
+        return None
+    return file_error(
+        "parse-failed",
+        f"Cannot parse {abs_path}: the file is {name} text, not UTF-8; save it as UTF-8",
+        display,
+        1,
+        1,
+        {"encoding": name},
+    )
+
+
 def read_text(abs_path: Path, *, display: str) -> str:
     """Read a definition file as UTF-8 text (byte order mark kept).
 
     ``file-read-failed`` when it cannot be read, ``file-too-large`` over
-    :data:`MAX_FILE_BYTES`, ``parse-failed`` when it is not UTF-8 or holds NUL.
+    :data:`MAX_FILE_BYTES`, ``parse-failed`` when it is not UTF-8 or holds NUL (said
+    to be UTF-16 or UTF-32 text when it evidently is, at line 1, column 1).
     """
     data = read_bytes(abs_path, display)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
+        wide = _wide_text(abs_path, data, display)
+        if wide is not None:
+            raise wide from None
         line = data.count(b"\n", 0, error.start) + 1
         line_start = data.rfind(b"\n", 0, error.start) + 1
         column = len(data[line_start : error.start].decode("utf-8", "replace")) + 1
@@ -138,6 +189,9 @@ def read_text(abs_path: Path, *, display: str) -> str:
         ) from None
     nul = text.find("\0")
     if nul != -1:
+        wide = _wide_text(abs_path, data, display)
+        if wide is not None:
+            raise wide
         line = text.count("\n", 0, nul) + 1
         column = nul - text.rfind("\n", 0, nul)
         raise file_error(

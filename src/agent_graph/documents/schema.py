@@ -18,6 +18,7 @@ infinities) or is missing, Python decides alone.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import json
 from collections.abc import Iterable, Iterator, Sequence
@@ -27,6 +28,7 @@ from typing import Any
 
 from agent_graph.documents.formats import ecma_search, is_date_time
 from agent_graph.documents.schema_findings import (
+    MEMBER_KEYWORDS,
     Finding,
     document_order,
     findings,
@@ -34,6 +36,7 @@ from agent_graph.documents.schema_findings import (
     json_text,
 )
 from agent_graph.documents.sourcemap import SourceMap, positioned
+from agent_graph.documents.sources import TextSourceMap
 from agent_graph.errors import AgentGraphError, Diagnostic, Problem
 
 SCHEMA_BASE_URI = "https://agent-graph.dev/schemas/"
@@ -255,8 +258,41 @@ def _original_path(pruned: _Pruned, path: Sequence[str | int]) -> _Where:
 # --------------------------------------------------------------------------- diagnostics
 
 
+def _member_value(value: Any, path: _Where) -> Any:
+    node = value
+    for token in path:
+        if isinstance(node, dict) and isinstance(token, str):
+            node = node.get(token)
+        elif isinstance(node, list) and isinstance(token, int) and 0 <= token < len(node):
+            node = node[token]
+        else:
+            return None
+    return node
+
+
+def key_position(source: SourceMap, value: Any, path: _Where) -> tuple[int, int] | None:
+    """Where the key of the member at ``path`` is written, for findings about the key.
+
+    The loaders place values, not keys: a :class:`TextSourceMap` finds the key in its
+    text. Without the text, a scalar value (written on its key's line in practice)
+    stands for its key, and a collection value (usually on the lines below the key)
+    for nothing: the member's object is shown instead.
+    """
+    parent, name = json_pointer(path[:-1]), path[-1]
+    if isinstance(source, TextSourceMap) and isinstance(name, str):
+        found = source.key_position(parent, name)
+        if found is not None:
+            return found
+    member = _member_value(value, path)
+    if not isinstance(member, dict | list):
+        hit = source.positions.get(json_pointer(path))
+        if hit is not None:
+            return hit
+    return source.locate(parent)
+
+
 def _diagnostics(
-    findings: Iterable[Finding], *, path: str, source: SourceMap | None
+    findings: Iterable[Finding], *, path: str, source: SourceMap | None, value: Any
 ) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     seen: set[tuple[str, _Where, _Where, str]] = set()
@@ -266,19 +302,25 @@ def _diagnostics(
             continue
         seen.add(key)
         pointer = json_pointer(finding.path)
-        out.append(
-            positioned(
-                f"schema.{finding.keyword}",
-                f"{pointer or '/'} {finding.text}",
-                path=path,
-                source=source,
-                pointer=pointer,
-                detail={
-                    "schemaPath": "#" + json_pointer(finding.schema_path),
-                    "params": finding.params,
-                },
-            )
+        subject = pointer
+        if finding.keyword in MEMBER_KEYWORDS and finding.path:
+            subject = json_pointer(finding.path[:-1])  # "/nodes/0 has an unknown member …"
+        diagnostic = positioned(
+            f"schema.{finding.keyword}",
+            f"{subject or '/'} {finding.text}",
+            path=path,
+            source=source,
+            pointer=pointer,
+            detail={
+                "schemaPath": "#" + json_pointer(finding.schema_path),
+                "params": finding.params,
+            },
         )
+        if finding.keyword in MEMBER_KEYWORDS and finding.path and source is not None:
+            at = key_position(source, value, finding.path)
+            if at is not None:
+                diagnostic = dataclasses.replace(diagnostic, line=at[0], column=at[1])
+        out.append(diagnostic)
     return out
 
 
@@ -350,7 +392,7 @@ def validate(
         return Problem("schema-invalid", f"{path} does not match {name}.schema.json", [diagnostic])
     if not findings:
         return None
-    diagnostics = _diagnostics(findings, path=path, source=source)
+    diagnostics = _diagnostics(findings, path=path, source=source, value=value)
     for where, count in hidden:
         pointer = json_pointer(where)
         diagnostics.append(

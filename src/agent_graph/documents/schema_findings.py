@@ -4,10 +4,17 @@ For each validator error: the keyword (``schema.<keyword>``), the instance path,
 ajv-like message and ``params``; a ``oneOf`` over node kinds or action runners is
 explained by the branch its discriminator (``kind``/``runner``) selects, not as a bare
 "not valid under any of the given schemas".
+
+Two findings are worded for people rather than as ajv words them: an unknown member
+(``additionalProperties``/``unevaluatedProperties``) is named with the closest allowed
+name ("unknown member `satisfiedby`; did you mean `satisfiedBy`?"), and a value that
+does not match a ``pattern`` is described by the ``description`` of the schema holding
+the pattern; the pattern itself stays in ``params``.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -183,7 +190,7 @@ def _describe(error: Any, note: str) -> tuple[str, dict[str, Any], str]:
     if keyword == "const":
         return "const", {"allowedValue": value}, f"must be equal to constant {json_text(value)}"
     if keyword == "pattern":
-        return "pattern", {"pattern": value}, f'must match pattern "{value}"'
+        return "pattern", {"pattern": value}, _pattern_text(error.schema, value, "must")
     if keyword == "format":
         return "format", {"format": value}, f'must match format "{value}"'
     if keyword in _LIMITS:
@@ -202,13 +209,79 @@ def _describe(error: Any, note: str) -> tuple[str, dict[str, Any], str]:
         if value == {}:
             return keyword, {}, f"is not allowed {note or 'here'}"
         if isinstance(value, Mapping) and set(value) == {"pattern"}:
-            return keyword, {}, f'must NOT match pattern "{value["pattern"]}"'
+            pattern = value["pattern"]
+            return keyword, {"pattern": pattern}, _pattern_text(error.schema, pattern, "must NOT")
         return keyword, {}, "must NOT be valid"
     if keyword == "anyOf":
         return keyword, {}, "must match a schema in anyOf"
     if keyword is None or keyword == "false":
         return "false", {}, "is not allowed (boolean schema false)"
     return str(keyword), {}, str(error.message)
+
+
+def _pattern_text(schema: Any, pattern: Any, verb: str) -> str:
+    """The rule a patterned string breaks, in the words of its schema's ``description``."""
+    described = schema.get("description") if isinstance(schema, Mapping) else None
+    if isinstance(described, str) and described.strip():
+        text = described.strip()
+        return f"does not have the required form. {text}{'' if text.endswith('.') else '.'}"
+    return f'{verb} match pattern "{pattern}"'
+
+
+def allowed_members(schema: Any) -> list[str]:
+    """Member names a schema declares (``properties``, also in its in-place applicators)."""
+    names: dict[str, None] = {}
+    pending = [schema]
+    while pending:
+        node = pending.pop(0)
+        if not isinstance(node, Mapping):
+            continue
+        properties = node.get("properties")
+        if isinstance(properties, Mapping):
+            names.update(dict.fromkeys(str(k) for k in properties))
+        for word in ("allOf", "anyOf", "oneOf"):
+            branches = node.get(word)
+            if isinstance(branches, list):
+                pending.extend(branches)
+        pending.extend(node.get(word) for word in ("then", "else") if word in node)
+    return list(names)
+
+
+def closest_member(name: str, allowed: Sequence[str]) -> str | None:
+    """The allowed name ``name`` most likely misspells, if one is close enough."""
+    folded = {candidate.casefold(): candidate for candidate in allowed}
+    if name.casefold() in folded and folded[name.casefold()] != name:
+        return folded[name.casefold()]
+    close = difflib.get_close_matches(name.casefold(), list(folded), n=1, cutoff=0.75)
+    return folded[close[0]] if close and folded[close[0]] != name else None
+
+
+def unknown_member_text(name: str, allowed: Sequence[str]) -> str:
+    """``unknown member `x`; did you mean `y`?`` (the suggestion only when one is close)."""
+    text = f"unknown member {_code(name)}"
+    suggestion = closest_member(name, allowed)
+    return f"{text}; did you mean {_code(suggestion)}?" if suggestion is not None else text
+
+
+def _code(name: str) -> str:
+    """A member name between backticks; JSON-quoted when it has odd characters."""
+    if name and all(c.isprintable() and c not in "`" for c in name) and name.strip() == name:
+        return f"`{name}`"
+    return f"`{json_text(name)}`"
+
+
+def _member_findings(
+    keyword: str, error: Any, path: _Where, schema_path: _Where, names: Iterable[str]
+) -> Iterator[Finding]:
+    allowed = allowed_members(error.schema)
+    param = "additionalProperty" if keyword == "additionalProperties" else "unevaluatedProperty"
+    for name in names:
+        text = "has an " + unknown_member_text(name, allowed)
+        yield Finding(keyword, (*path, name), schema_path, {param: name}, text)
+
+
+#: Keywords whose findings are about a member's key (placed at the key, not its value).
+MEMBER_KEYWORDS = frozenset({"additionalProperties", "unevaluatedProperties"})
 
 
 def _is_property_name_error(schema_path: _Where) -> bool:
@@ -266,17 +339,19 @@ def findings(error: Any, note: str = "") -> Iterator[Finding]:
         schema = error.schema if isinstance(error.schema, Mapping) else {}
         known = schema.get("properties", {})
         patterns = schema.get("patternProperties", {})
-        for name in instance:
-            if name in known or any(ecma_search(p, name) for p in patterns):
-                continue
-            yield Finding(
-                "additionalProperties",
-                (*path, name),
-                schema_path,
-                {"additionalProperty": name},
-                f"is not allowed: unknown property '{name}'",
-            )
+        extra = [
+            name
+            for name in instance
+            if name not in known and not any(ecma_search(p, name) for p in patterns)
+        ]
+        yield from _member_findings(keyword, error, path, schema_path, extra)
         return
+    if keyword == "unevaluatedProperties" and value is False and isinstance(instance, Mapping):
+        # python-jsonschema names the unevaluated members only in its message (as reprs)
+        extra = [name for name in instance if repr(name) in str(error.message)]
+        if extra:
+            yield from _member_findings(keyword, error, path, schema_path, extra)
+            return
     keyword, params, text = _describe(error, note)
     yield Finding(keyword, path, schema_path, params, text)
 

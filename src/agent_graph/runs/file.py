@@ -18,6 +18,11 @@ symbolic link or not a regular file is refused (``run-lock-invalid``), never
 followed to create or lock something elsewhere. A lock is only created next to a
 Run that exists, or for the new Run that ``start``/``checkpoint``/``resume`` create
 (which alone create a missing directory).
+
+A writer that has to wait for the lock is told so at once, and by whom it waits: the
+holder writes its process id into the lock file after taking the lock (the content
+is informative only; the lock is the ``flock``, never the content). The notice goes
+to ``on_wait`` (default: :data:`WAIT_NOTICE`, which ``agc`` sets for human output).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +50,12 @@ if TYPE_CHECKING:
     from ..documents.sourcemap import SourceMap
 
 DEFAULT_LOCK_TIMEOUT = 60.0
+
+#: Where a store without its own ``on_wait`` says that it waits for a lock (one line
+#: of text, once per wait); ``None``: silently. ``agc`` sets it for human output.
+WAIT_NOTICE: ContextVar[Callable[[str], None] | None] = ContextVar(
+    "agent_graph_run_lock_wait_notice", default=None
+)
 # Open a lock without following a symbolic link (ELOOP, or EMLINK on FreeBSD, if it is one).
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _LOCK_FLAGS = (
@@ -61,6 +73,48 @@ def _temp_pattern(name: str) -> re.Pattern[str]:
 
 def _temp_name(name: str) -> str:
     return f".{name}.agc-{os.getpid()}-{secrets.token_hex(8)}.tmp"
+
+
+def _record_holder(fd: int) -> None:
+    """Write our process id into the lock we now hold (best effort: never fails a write)."""
+    data = f"{os.getpid()}\n".encode("ascii")
+    with suppress(OSError):
+        if hasattr(os, "pwrite"):
+            os.pwrite(fd, data, 0)
+        else:  # pragma: no cover - Windows: the locked byte is ours to write
+            os.lseek(fd, 0, os.SEEK_SET)
+            os.write(fd, data)
+            os.lseek(fd, 0, os.SEEK_SET)
+        os.ftruncate(fd, len(data))
+
+
+def _holder(fd: int) -> int | None:
+    """The process id the lock's holder wrote, when it can be read."""
+    try:
+        if hasattr(os, "pread"):
+            data = os.pread(fd, 32, 0)
+        else:  # pragma: no cover - Windows refuses to read a locked byte anyway
+            return None
+    except OSError:
+        return None
+    text = data.split(b"\n", 1)[0].strip()
+    if not text.isdigit() or len(text) > 10:
+        return None
+    pid = int(text)
+    if pid <= 0:
+        return None
+    if sys.platform != "win32":  # left by a holder that was killed, and another holds it now?
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except OSError:  # EPERM: it exists, as another user
+            pass
+    return pid
+
+
+def _holder_text(pid: int | None) -> str:
+    return "Another process" if pid is None else f"Process {pid}"
 
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
@@ -148,9 +202,11 @@ class FileRunStore(BaseRunStore[Path]):
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         clock: Clock = utc_now,
         ids: Callable[[], str] = new_run_id,
+        on_wait: Callable[[str], None] | None = None,
     ) -> None:
         super().__init__(clock=clock, ids=ids)
         self.lock_timeout = lock_timeout
+        self.on_wait = on_wait
 
     # -- references ----------------------------------------------------------------------
 
@@ -199,6 +255,8 @@ class FileRunStore(BaseRunStore[Path]):
         finally:
             for fd in reversed(held):
                 try:
+                    with suppress(OSError):  # the holder's id is no longer true
+                        os.ftruncate(fd, 0)
                     _unlock(fd)
                 finally:
                     os.close(fd)
@@ -238,17 +296,33 @@ class FileRunStore(BaseRunStore[Path]):
         fd = self._open_lock(path)
         deadline = time.monotonic() + self.lock_timeout
         delay = 0.0005
+        waiting = False
         while not _try_lock(fd):
+            if not waiting:
+                waiting = True
+                self._notify_wait(path, fd)
             if time.monotonic() >= deadline:
+                holder = _holder_text(_holder(fd))
                 os.close(fd)
                 raise AgentGraphError(
                     "run-locked",
-                    f"Another process has held the lock {path} for over "
+                    f"{holder} has held the lock {path} for over "
                     f"{self.lock_timeout:g} s; is a writer stuck?",
                 )
             time.sleep(delay)
             delay = min(delay * 2, 0.02)
+        _record_holder(fd)
         return fd
+
+    def _notify_wait(self, path: Path, fd: int) -> None:
+        notice = self.on_wait if self.on_wait is not None else WAIT_NOTICE.get()
+        if notice is None:
+            return
+        holder = _holder_text(_holder(fd))
+        notice(
+            f"Waiting for the lock {path}: {holder[0].lower() + holder[1:]} holds it "
+            f"(giving up after {self.lock_timeout:g} s)"
+        )
 
     # -- writing -------------------------------------------------------------------------
 

@@ -146,8 +146,9 @@ def resolve_skill_binding(
         if registered is None:
             raise here.fail(
                 "provider-unresolved",
-                f"Provider {provider_id} is not available; "
-                "supply a host BundleResolver or --registry",
+                f"Provider {provider_id} is not available: no Provider registry maps it to a "
+                "manifest (agc --registry FILE, or read_registry(FILE) from Python; "
+                "see docs/registry.md)",
             )
         manifest_path = registered
     else:

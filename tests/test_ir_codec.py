@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -27,6 +28,7 @@ import agent_graph
 from agent_graph.errors import AgentGraphError
 from agent_graph.ir import codec
 from agent_graph.ir import records as r
+from agent_graph.ir.dump import dump, to_json
 from agent_graph.vm import load_program
 
 HERE = Path(__file__).resolve().parent
@@ -561,3 +563,408 @@ def _load_evaluate_route(data: bytes) -> None:
     evaluation = program.evaluate("train", "default", {})
     assert evaluation.primary is not None
     program.route("train", "default", evaluation.primary.route_id, {})
+
+
+# -- hardening issue 9: JSON values and the invariants the VM relies on -------------------
+#
+# Each case below decoded before (or raised RecursionError) and then made the VM, the
+# dump or a Route fail with something other than an AgentGraphError, or answer wrongly.
+# The Programs are edited as records and encoded without verification (the encoder
+# trusts its input), so each edit reaches exactly the check it is about.
+
+
+def _decoded(name: str) -> r.Program:
+    return codec.decode(compiled(name))
+
+
+def _replace_in(items: tuple[Any, ...], match: Callable[[Any], bool], **changes: Any) -> Any:
+    hits = [i for i, item in enumerate(items) if match(item)]
+    assert hits, "the example no longer has what this test edits"
+    i = hits[0]
+    return (*items[:i], dataclasses.replace(items[i], **changes), *items[i + 1 :])
+
+
+def _resource(program: r.Program, rid: str, **changes: Any) -> r.Program:
+    resources = _replace_in(program.resources, lambda x: x.id == rid, **changes)
+    return dataclasses.replace(program, resources=resources)
+
+
+def _action(program: r.Program, aid: str, **changes: Any) -> r.Program:
+    actions = _replace_in(program.actions, lambda x: x.id == aid, **changes)
+    return dataclasses.replace(program, actions=actions)
+
+
+def _node(program: r.Program, gid: str, nid: str, **changes: Any) -> r.Program:
+    graph = next(g for g in program.graphs if g.id == gid)
+    nodes = _replace_in(graph.nodes, lambda x: x.id == nid, **changes)
+    graphs = _replace_in(program.graphs, lambda x: x.id == gid, nodes=nodes)
+    return dataclasses.replace(program, graphs=graphs)
+
+
+def _fact_value(program: r.Program, value: Any) -> r.Program:
+    """review-desk: the first check of ``collect`` becomes ``equals: value``."""
+    node = next(n for n in program.graphs[0].nodes if n.id == "collect")
+    assert node.satisfied_by is not None
+    check = dataclasses.replace(node.satisfied_by[0], kind=r.EQUALS, value=value)
+    return _node(program, "desk", "collect", satisfied_by=(check, *node.satisfied_by[1:]))
+
+
+def _host_value(program: r.Program, value: Any) -> r.Program:
+    """context-views: the host-action input becomes ``value``."""
+    resource = next(x for x in program.resources if x.host is not None)
+    assert resource.host is not None
+    host = dataclasses.replace(resource.host, value=value)
+    return _resource(program, resource.id, host=host)
+
+
+def _catalog_raw(program: r.Program, value: Any) -> r.Program:
+    """review-desk: the first catalog entry's authored JSON becomes ``value``."""
+    assert program.catalog is not None
+    raw = dataclasses.replace(program.catalog[0], raw=value)
+    return dataclasses.replace(program, catalog=(raw, *program.catalog[1:]))
+
+
+_JSON_FIELDS: dict[str, tuple[str, Callable[[r.Program, Any], r.Program]]] = {
+    "fact-check": ("review-desk", _fact_value),
+    "host-input": ("context-views", _host_value),
+    "catalog-raw": ("review-desk", _catalog_raw),
+}
+
+
+def _load_corrupt(name: str, program: r.Program | bytes) -> AgentGraphError:
+    """Loading the edited Program must fail with ir-corrupt, and nothing else."""
+    data = program if isinstance(program, bytes) else codec.encode(program)
+    with pytest.raises(AgentGraphError) as info:
+        load_program(data, EXAMPLES / name)
+    assert info.value.code == "ir-corrupt", info.value.message
+    return info.value
+
+
+def _nested(depth: int, leaf: Any = 1) -> Any:
+    value = leaf
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+_MARKER = "\x00deep\x00"
+
+
+def _spliced(program: r.Program, depth: int) -> bytes:
+    """IR bytes of ``program`` with its ``_MARKER`` value replaced by a list nested ``depth``
+    deep, spliced in as raw bytes: msgpack's packer nests less deep than its unpacker."""
+    strings, tree = unpack(codec.encode(program))
+    body = msgpack.packb([strings, tree], use_bin_type=True)
+    packed_marker = msgpack.packb(_MARKER, use_bin_type=True)
+    assert packed_marker in body
+    return pack_body_bytes(body.replace(packed_marker, b"\x91" * depth + b"\x01", 1))
+
+
+def pack_body_bytes(body: bytes) -> bytes:
+    header = [codec.MAGIC, codec.FORMAT_VERSION, hashlib.sha256(body).digest(), body]
+    return bytes(msgpack.packb(header, use_bin_type=True))
+
+
+@pytest.mark.parametrize("field", list(_JSON_FIELDS))
+@pytest.mark.parametrize("depth", [201, 450, 1000, 5000])
+def test_json_nested_past_the_source_limit_is_corrupt_not_a_recursion_error(
+    field: str, depth: int
+) -> None:
+    """Finding 6: a fact-check value nested ~450 deep made load_program raise RecursionError
+    (freeze_json recursed; msgpack unpacks deeper than Python recurses)."""
+    name, edit = _JSON_FIELDS[field]
+    if depth < 500:
+        program = edit(_decoded(name), _nested(depth))
+        error = _load_corrupt(name, program)
+    else:
+        error = _load_corrupt(name, _spliced(edit(_decoded(name), _MARKER), depth))
+    if depth > 1010:  # msgpack's unpacker stops at about 1024 levels
+        assert "not msgpack" in error.message
+    else:
+        assert "nested more than 200 levels" in error.message
+
+
+def test_the_ir_depth_limit_is_the_source_readers_limit() -> None:
+    from agent_graph.documents.sourcemap import MAX_DEPTH
+
+    assert r.MAX_JSON_DEPTH == MAX_DEPTH
+
+
+def test_a_host_input_as_deep_as_a_source_allows_loads_routes_and_dumps() -> None:
+    program = _host_value(_decoded("context-views"), {"deep": _nested(r.MAX_JSON_DEPTH - 1)})
+    loaded = load_program(codec.encode(program), EXAMPLES / "context-views")
+    evaluation = loaded.evaluate("status", "default", {})
+    assert evaluation.primary is not None
+    route = loaded.route("status", "default", evaluation.primary.route_id, {})
+    text = json.dumps(route.to_dict())
+    assert "[[[[" in text
+    assert json.loads(json.dumps(to_json(loaded.ir))) is not None
+    assert "[[[[" in dump(loaded.ir)
+
+
+_NOT_JSON: list[Any] = [
+    b"bytes",
+    bytearray(b"x"),
+    msgpack.ExtType(5, b"x"),
+    msgpack.Timestamp(1, 0),
+    2**53 + 1,
+    -(2**53) - 1,
+    2**64 - 1,
+    -(2**63),
+]
+
+
+_PLACES: dict[str, Callable[[Any], Any]] = {
+    "itself": lambda bad: bad,
+    "in-a-list": lambda bad: [1, [bad]],
+    "in-an-object": lambda bad: {"a": {"b": bad}},
+    "as-a-key": lambda bad: {"a": {bad: 1}},  # msgpack itself refuses other key types
+}
+_FIELD_NAMES = {
+    "fact-check": "FactCheck.value",
+    "host-input": "HostInput.value",
+    "catalog-raw": "CatalogEntry.raw",
+}
+
+
+@pytest.mark.parametrize("field", list(_JSON_FIELDS))
+@pytest.mark.parametrize(
+    ("place", "bad"),
+    [(p, b) for p in _PLACES for b in _NOT_JSON if p != "as-a-key" or isinstance(b, bytes)],
+    ids=lambda x: x if isinstance(x, str) else type(x).__name__ + repr(x)[:14],
+)
+def test_what_msgpack_carries_but_json_does_not_is_corrupt(
+    field: str, place: str, bad: Any
+) -> None:
+    """Finding 7: bytes (and extension types, timestamps, integers past the JSON number
+    range, bytes keys) decoded into JSON fields; ``agc ir dump --format json`` then failed
+    with ``TypeError: Object of type bytes is not JSON serializable``."""
+    name, edit = _JSON_FIELDS[field]
+    error = _load_corrupt(name, edit(_decoded(name), _PLACES[place](bad)))
+    assert _FIELD_NAMES[field] in error.message
+
+
+def test_bytes_in_a_fact_check_no_longer_break_the_json_dump(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The audit's reproduction, through the CLI: an error envelope, not a traceback."""
+    from cli_support import error_of
+
+    path = tmp_path / "damaged.agir"
+    path.write_bytes(codec.encode(_fact_value(_decoded("review-desk"), b"\x00bytes")))
+    error = error_of(["ir", "dump", str(path), "--root", str(EXAMPLES / "review-desk")], capsys)
+    assert error["code"] == "ir-corrupt"
+
+
+def test_a_lone_surrogate_cannot_reach_a_json_value() -> None:
+    """msgpack strings are UTF-8, which cannot encode a lone surrogate: the unpacker
+    refuses one (CESU-8 ``\\xed\\xa0\\x80``) before any field is read."""
+    marker = "\x00surrogate\x00"  # 11 bytes, as many as the replacement
+    data = codec.encode(_host_value(_decoded("context-views"), [marker]))
+    strings, tree = unpack(data)
+    body = msgpack.packb([strings, tree], use_bin_type=True)
+    body = body.replace(marker.encode(), b"\xed\xa0\x80" + b"x" * 8, 1)
+    error = _load_corrupt("context-views", pack_body_bytes(body))
+    assert "not msgpack" in error.message
+
+
+def test_non_finite_numbers_of_a_valid_provider_still_load(tmp_path: Path) -> None:
+    """YAML ``.nan``/``.inf`` are numbers to the graph and input schemas, so a valid
+    Provider compiles them into the IR (the VM compares NaN with ``Object.is``): the
+    decoder must keep accepting them, like -0.0 and the ends of the JSON number range."""
+    root = tmp_path / "context-views"
+    shutil.copytree(EXAMPLES / "context-views", root)
+    graph = root / "graphs" / "status.yaml"
+    graph.write_text(graph.read_text().replace("equals: true", "equals: .nan"))
+    schema_path = root / "schemas" / "team-digest-request.schema.json"
+    schema = json.loads(schema_path.read_text())
+    schema["properties"]["team"] = {}
+    schema_path.write_text(json.dumps(schema))
+    resource = root / "resources" / "team-digest.yaml"
+    text = "team: [.inf, -.inf, -0.0, 9007199254740992, -9007199254740992]"
+    resource.write_text(resource.read_text().replace("team: __runtime__", text))
+    data = agent_graph.compile_provider(root / "provider.yaml").to_bytes()
+    program = load_program(data, root)
+    values = [check.value for n in program.ir.graphs[0].nodes for check in n.satisfied_by or ()]
+    assert any(isinstance(v, float) and v != v for v in values)
+    evaluation = program.evaluate("status", "default", {})
+    assert evaluation.primary is not None
+    program.route("status", "default", evaluation.primary.route_id, {}).to_dict()
+    assert "Infinity" in dump(program.ir)
+
+
+# -- every record the VM would trust, refused when it breaks what the VM relies on --------
+
+
+_CV, _RT, _RD = "context-views", "release-train", "review-desk"
+_GRAPH_ACTION, _HOST_RES = "acme.workspace-status", "acme.team-digest"
+_FILE_RES, _TRIAGE = "schema.status.note", "procedure.train.triage"
+
+
+def _swap_materializer(p: r.Program, rid: str, aid: str) -> r.Program:
+    index = next(i for i, a in enumerate(p.actions) if a.id == aid)
+    return _resource(p, rid, materializer=index)
+
+
+def _file_ref(p: r.Program, aid: str, field: str, **changes: Any) -> r.Program:
+    """The ``field`` file reference (skill, input_schema …) of Action ``aid``, changed."""
+    ref = getattr(next(a for a in p.actions if a.id == aid), field)
+    assert isinstance(ref, r.FileRef)
+    return _action(p, aid, **{field: dataclasses.replace(ref, **changes)})
+
+
+def _catalog(p: r.Program, **changes: Any) -> r.Program:
+    assert p.catalog is not None
+    return dataclasses.replace(p, catalog=_replace_in(p.catalog, lambda e: True, **changes))
+
+
+_INVARIANTS: list[tuple[str, str, Callable[[r.Program], r.Program]]] = [
+    # resources, per protocol
+    ("markdown-without-digest", _RT, lambda p: _resource(p, _TRIAGE, digest=None)),
+    ("markdown-without-content", _RT, lambda p: _resource(p, _TRIAGE, content=None)),
+    ("markdown-content-elsewhere", _RT,
+     lambda p: _resource(p, _TRIAGE, content="resources/rollback.md")),
+    ("static-digest-not-a-digest", _RT,
+     lambda p: _resource(p, _TRIAGE, digest="md5:abc")),
+    ("file-without-digest", _CV, lambda p: _resource(p, _FILE_RES, digest=None)),
+    ("static-with-materializer", _CV, lambda p: _resource(p, _FILE_RES, materializer=2)),
+    ("static-with-host-input", _CV,
+     lambda p: _resource(p, _FILE_RES, host=p.resources[1].host)),
+    ("legacy-file-of-a-view-kind", _CV,
+     lambda p: _resource(p, _FILE_RES, protocol=r.LEGACY_FILE, kind="context-view")),
+    ("legacy-view-of-a-file-kind", _CV,
+     lambda p: _resource(p, _GRAPH_ACTION, protocol=r.LEGACY_VIEW, kind="procedure")),
+    ("view-with-content", _CV, lambda p: _resource(p, _GRAPH_ACTION, content="x.md")),
+    ("view-with-digest", _CV, lambda p: _resource(p, _GRAPH_ACTION, digest="sha256:" + "0" * 64)),
+    ("view-without-materializer", _CV, lambda p: _resource(p, _GRAPH_ACTION, materializer=r.NONE)),
+    ("view-materializer-writes", _CV,
+     lambda p: _swap_materializer(p, _GRAPH_ACTION, "status.summarize")),
+    ("view-materializer-is-host", _CV,
+     lambda p: _swap_materializer(p, _GRAPH_ACTION, "status.build-team-digest")),
+    ("view-with-host-input", _CV,
+     lambda p: _resource(p, _GRAPH_ACTION, host=p.resources[1].host)),
+    ("host-action-without-host", _CV, lambda p: _resource(p, _HOST_RES, host=None)),
+    ("host-action-materializer-is-command", _CV,
+     lambda p: _swap_materializer(p, _HOST_RES, "status.read-workspace-status")),
+    ("host-action-handler-mismatch", _CV,
+     lambda p: _action(p, "status.build-team-digest", handler="acme.other/v1")),
+    ("host-action-materializer-without-schemas", _CV,
+     lambda p: _action(p, "status.build-team-digest", output_schema=None)),
+    ("host-action-with-content", _CV, lambda p: _resource(p, _HOST_RES, content="x.md")),
+    # actions: each runner has what it runs with and nothing of another runner's
+    ("command-runner-with-runtime", _RT, lambda p: _action(p, "train.docs", runtime="python")),
+    ("command-runner-with-args", _RT, lambda p: _action(p, "train.docs", args=("x",))),
+    ("command-runner-with-handler", _RT, lambda p: _action(p, "train.docs", handler="x")),
+    ("command-runner-with-entry", _RT, lambda p: _action(p, "train.docs", entry="x.sh")),
+    ("command-runner-empty-command", _RT, lambda p: _action(p, "train.docs", command="")),
+    ("host-runner-with-command", _RT, lambda p: _action(p, "train.plan", command="make x")),
+    ("host-runner-with-skill", _RT,
+     lambda p: _action(p, "train.plan", skill=p.actions[1].skill)),
+    ("agent-runner-with-args", _RT, lambda p: _action(p, "train.changelog", args=("x",))),
+    ("schema-file-with-an-error", _RD, lambda p: _file_ref(
+        p, "desk.record-verdict", "input_schema", error=("frontmatter-missing", "no"))),
+    ("skill-error-code-not-a-code", _RT, lambda p: _file_ref(
+        p, "train.changelog", "skill", error=("Not A Code!", "no"))),
+    ("file-digest-not-a-digest", _RT, lambda p: _file_ref(
+        p, "train.changelog", "skill", digest="sha256:short")),
+    # nodes: each kind carries its own data and no other kind's
+    ("non-terminal-with-outcome", _RT,
+     lambda p: _node(p, "train", "plan", terminal_outcome="nonsense")),
+    ("non-subgraph-with-entry", _RT, lambda p: _node(p, "train", "plan", entry="default")),
+    ("subgraph-calls-a-missing-entry", _RT,
+     lambda p: _node(p, "train", "verify-live", subgraph=2)),
+    ("action-without-reason-code", _RT, lambda p: _node(p, "train", "plan", reason_code=None)),
+    ("subgraph-with-reason-code", _RT,
+     lambda p: _node(p, "train", "ship", reason_code="route.train.ship")),
+    ("action-without-resource-lists", _RT, lambda p: _node(p, "train", "plan", resources=None)),
+    ("subgraph-with-resource-lists", _RT,
+     lambda p: _node(p, "train", "ship", resources=r.ResourceLists((), ()))),
+    ("subgraph-with-satisfied-by", _RT,
+     lambda p: _node(p, "train", "ship", satisfied_by=p.graphs[0].nodes[1].requires or ())),
+    ("exists-check-with-a-value", _RD, lambda p: _node(p, "desk", "collect", satisfied_by=(
+        r.FactCheck(("a",), r.EXISTS, "x"),))),
+    ("equals-check-with-a-list", _RD, lambda p: _fact_value(p, [1])),
+    ("equals-check-with-an-object", _RD, lambda p: _fact_value(p, {"a": 1})),
+    ("fact-check-without-a-path", _RD, lambda p: _node(p, "desk", "collect", satisfied_by=(
+        r.FactCheck((), r.EXISTS, None),))),
+    # identities the VM looks things up by
+    ("duplicate-node-id", _RT, lambda p: _node(p, "train", "plan", id="changelog")),
+    ("duplicate-graph-id", _RT, lambda p: dataclasses.replace(p, graphs=_replace_in(
+        p.graphs, lambda g: g.id == "ship", id="verify"))),
+    ("duplicate-entry-name", _RT, lambda p: dataclasses.replace(p, graphs=_replace_in(
+        p.graphs, lambda g: g.id == "verify", entrypoints=(("default", 0), ("default", 1))))),
+    ("duplicate-action-id", _RT, lambda p: _action(p, "train.docs", id="train.lint")),
+    ("duplicate-resource-id", _RT,
+     lambda p: _resource(p, _TRIAGE, id="procedure.train.rollback")),
+    ("graph-digest-not-a-digest", _RT, lambda p: dataclasses.replace(p, graphs=_replace_in(
+        p.graphs, lambda g: g.id == "ship", digest="sha256:"))),
+    ("provider-digest-not-a-digest", _RT,
+     lambda p: dataclasses.replace(p, provider_digest="deadbeef")),
+    # the code catalog
+    ("catalog-unknown-kind", _RD, lambda p: _catalog(p, kind="reason")),
+    ("catalog-route-reason-with-severity", _RD, lambda p: _catalog(p, severity="error")),
+    ("catalog-document-is-dynamic", _CV, lambda p: dataclasses.replace(p, catalog=(
+        r.CatalogEntry("route.x", "route-reason", "X", None, 0, {
+            "code": "route.x", "kind": "route-reason", "summary": "X"}),))),
+    ("catalog-raw-disagrees", _RD, lambda p: _catalog(p, summary="Something else")),
+    ("catalog-raw-not-an-object", _RD, lambda p: _catalog_raw(p, ["route.x"])),
+    ("duplicate-catalog-code", _RD, lambda p: dataclasses.replace(
+        p, catalog=(*(p.catalog or ()), (p.catalog or ())[0]))),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "edit"), [(n, e) for _, n, e in _INVARIANTS],
+                         ids=[i for i, _, _ in _INVARIANTS])  # fmt: skip
+def test_records_breaking_an_invariant_the_vm_relies_on_are_corrupt(
+    name: str, edit: Callable[[r.Program], r.Program]
+) -> None:
+    """Finding 8: a Markdown resource without a digest and a host-action resource without
+    host data decoded, and ``route`` then failed an ``assert`` (or, under ``python -O``,
+    returned a location with a null digest). Every such record is now refused on load."""
+    program = edit(_decoded(name))
+    assert program != _decoded(name)
+    _load_corrupt(name, program)
+
+
+def test_every_invariant_case_decodes_without_its_edit() -> None:
+    for name in {n for _, n, _ in _INVARIANTS}:
+        load_program(compiled(name), EXAMPLES / name)
+
+
+_UNCHECKED_ROUTE = """
+import dataclasses, sys
+import agent_graph
+from agent_graph.errors import AgentGraphError
+from agent_graph.vm import Program
+
+compiled = agent_graph.compile_provider(sys.argv[1] + "/provider.yaml")
+ir = compiled.ir
+broken = tuple(
+    dataclasses.replace(x, digest=None) if x.id == "procedure.train.triage" else x
+    for x in ir.resources
+)
+# a Program built from records, not bytes, is not verified: the VM must still refuse
+program = Program(dataclasses.replace(ir, resources=broken), sys.argv[1])
+triage = next(x for x in program.ir.resources if x.id == "procedure.train.triage")
+try:
+    from agent_graph.vm.locations import locate_resource
+    print(locate_resource(program.root, triage, None))
+except AgentGraphError as exc:
+    print(exc.code)
+"""
+
+
+@pytest.mark.parametrize("optimize", [[], ["-O"]], ids=["asserts", "python-O"])
+def test_a_location_never_trusts_an_unchecked_resource(optimize: list[str]) -> None:
+    """locate_resource refused a static resource without a digest with ``assert``: an
+    AssertionError, or under ``python -O`` a location whose digest is null."""
+    path = os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path}
+    done = subprocess.run(
+        [sys.executable, *optimize, "-c", _UNCHECKED_ROUTE, str(EXAMPLES / "release-train")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert done.stdout.strip() == "ir-corrupt", done.stderr

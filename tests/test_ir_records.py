@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import json
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -373,3 +374,50 @@ def test_a_view_naming_a_missing_field_is_refused() -> None:
         Renderer((Tool, Step, Flow), {"Step": View("  step {name}")})
     with pytest.raises(ValueError, match="names no record"):
         Renderer((Tool, Step, Flow), {"Stage": View("stage")})
+
+
+# -- JSON values ---------------------------------------------------------------------------
+
+
+def test_freezing_is_iterative_ordered_and_read_only_at_every_depth() -> None:
+    value: Any = {"leaf": True}
+    for i in range(5000):  # far deeper than Python recurses
+        value = [value] if i % 2 else {"z": value, "a": i}
+    frozen = r.freeze_json(value)
+    depth, item = 0, frozen
+    while not (isinstance(item, dict) and "leaf" in item):
+        assert isinstance(item, (r.FrozenList, r.FrozenDict))
+        if isinstance(item, dict):
+            assert list(item) == ["z", "a"]  # authored order kept
+            with pytest.raises(TypeError):
+                item["b"] = 1
+            item = item["z"]
+        else:
+            with pytest.raises(TypeError):
+                item.append(1)
+            item = item[0]
+        depth += 1
+    assert depth == 5000
+    small = {"b": [1, {"c": [None, 2.5]}], "a": "x"}
+    assert r.freeze_json(small) == small
+    assert json.dumps(r.freeze_json(small)) == json.dumps(small)
+    assert r.freeze_json(7) == 7
+    assert r.freeze_json("x") == "x"
+
+
+@pytest.mark.parametrize(
+    "config",
+    [b"raw", {"env": b"raw"}, {b"env": 1}, [msgpack.ExtType(1, b"")], 2**53 + 1, [[[[]]]]],
+    ids=["bytes", "bytes-inside", "bytes-key", "ext", "big-int", "deep"],
+)
+def test_a_second_record_set_gets_the_json_checks(
+    config: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """JSON fields are checked by the generated decoders, so every record set has them."""
+    monkeypatch.setattr(r, "MAX_JSON_DEPTH", 3)
+    flow = dataclasses.replace(FLOW, tools=(dataclasses.replace(FLOW.tools[0], config=config),))
+    error = decode_error(wire.encode(FLOWS, flow), FLOWS)
+    assert error.code == "ir-corrupt"
+    assert "Tool.config" in error.message
+    decoded = wire.decode(FLOWS, wire.encode(FLOWS, FLOW))
+    assert isinstance(decoded.tools[0].config, r.FrozenDict)

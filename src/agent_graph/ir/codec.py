@@ -4,9 +4,18 @@ Everything about the bytes is derived: the layout from the records' markers, the
 decoders and the per-field bounds and code checks generated from them. What is left
 here is what markers cannot say, the rules that relate fields to each other, kept as
 plain code so each reads as the rule it enforces: a node's kind agrees with the data
-it carries, a gate lists exactly its authored members, adjacency lists are exactly
-the edges that touch a node, an Action's runner has what it runs with, no path leaves
-the Provider root. They run after the bounds checks, so they may index freely.
+it carries (and carries no other kind's), a gate lists exactly its authored members,
+a call names an entry of the graph it calls, adjacency lists are exactly the edges
+that touch a node, an Action's runner has what it runs with and nothing of another
+runner's, a resource has what its protocol needs (a content file and digest, or a
+read materializer of the right runner and, for host-action, its host input), catalog
+entries are what the catalog schema allows, ids the VM looks things up by are
+distinct, digests are digests, no path leaves the Provider root. They run after the
+bounds checks, so they may index freely.
+
+The rule behind them: whatever the VM, a Route or the dump would otherwise have to
+``assert`` (or would get wrong) about compiled data is refused here, on load, with
+``ir-corrupt``. Every rule holds for all IR the compiler writes.
 
 ``MAGIC`` and ``FORMAT_VERSION`` are the header. The version is a promise about the
 layout: a change to the records' fields is a change to the bytes and needs a new
@@ -15,6 +24,7 @@ version, so a reader of older IR says "recompile" instead of "damaged".
 
 from __future__ import annotations
 
+from ..canonical import is_digest, is_identifier
 from . import records as r
 from .wire import RecordSet, corrupt, digest_of
 from .wire import decode as _decode
@@ -36,8 +46,20 @@ __all__ = [
 MAGIC = "agent-graph.ir"
 FORMAT_VERSION = 1
 
+#: Per runner, the field it runs with (_RUNNERS) and the runner fields it may carry.
 _RUNNERS = {"command": "command", "script": "entry", "agent": "skill", "host": "handler"}
+_RUNNER_FIELDS = ("command", "entry", "runtime", "handler", "skill")
+_OWN_FIELDS = {
+    "command": ("command",),
+    "script": ("entry", "runtime"),
+    "agent": ("skill",),
+    "host": ("handler",),
+}
 _RUNTIMES = ("node", "bun", "python", "shell")
+_STATIC = (r.FILE, r.MARKDOWN, r.LEGACY_FILE)
+_CATALOG_KINDS = ("route-reason", "diagnostic")
+_SEVERITIES = (None, "info", "warning", "error")
+_CATALOG_MEMBERS = ("code", "kind", "summary", "severity")
 
 
 def _contained(path: str | None) -> bool:
@@ -49,11 +71,36 @@ def _contained(path: str | None) -> bool:
     return ".." not in path.replace("\\", "/").split("/")
 
 
+def _distinct(ids: list[str], what: str) -> None:
+    if len(set(ids)) != len(ids):
+        twice = next(i for n, i in enumerate(ids) if i in ids[:n])
+        raise corrupt(f"two {what} share the id {twice}")
+
+
+def _check_file(ref: r.FileRef, where: str, *, skill: bool) -> None:
+    """A Route exposes the file as a location with this digest; only a Skill may carry the
+    error the compiler found in it (raised when a Route exposes it)."""
+    if not is_digest(ref.digest):
+        raise corrupt(f"{where}: file {ref.id} has no digest")
+    if ref.error is not None and not (skill and is_identifier(ref.error[0])):
+        raise corrupt(f"{where}: file {ref.id} carries an error it cannot have")
+
+
 def _check_action(action: r.Action) -> None:
+    """The runner has what it runs with and nothing of another runner's (a command plan is
+    built from exactly these fields)."""
     where = f"action {action.id}"
     required = _RUNNERS.get(action.runner)
     if required is None or getattr(action, required) is None:
         raise corrupt(f"{where}: runner {action.runner!r} without its {required or 'kind'}")
+    own = _OWN_FIELDS[action.runner]
+    stray = [f for f in _RUNNER_FIELDS if f not in own and getattr(action, f) is not None]
+    if action.args and action.runner != "script":
+        stray.append("args")
+    if stray:
+        raise corrupt(f"{where}: runner {action.runner} with {', '.join(stray)}")
+    if action.runner == "command" and not action.command:
+        raise corrupt(f"{where}: empty command")
     if action.runner == "script" and action.runtime not in _RUNTIMES:
         raise corrupt(f"{where}: unknown script runtime {action.runtime!r}")
     if action.effect not in ("read", "write", "external") or action.cwd not in (
@@ -64,6 +111,79 @@ def _check_action(action: r.Action) -> None:
     refs = [ref for ref in (action.skill, action.input_schema, action.output_schema) if ref]
     if not all(_contained(p) for p in [action.entry, *(ref.path for ref in refs)]):
         raise corrupt(f"{where}: a path leaves the Provider root")
+    for ref in refs:
+        _check_file(ref, where, skill=ref is action.skill)
+
+
+def _resource_problem(resource: r.Resource, actions: tuple[r.Action, ...]) -> str | None:
+    """What is wrong with ``resource``'s protocol-specific data, or None.
+
+    Static protocols (file, markdown, legacy file) have a content file and its digest and
+    nothing to materialize; dynamic ones (graph-action, legacy view, host-action) have a
+    read materializer of the runner their protocol needs, host-action ones also the host
+    input of that materializer, and no content.
+    """
+    protocol, legacy = resource.protocol, resource.protocol in (r.LEGACY_FILE, r.LEGACY_VIEW)
+    if legacy and (protocol == r.LEGACY_VIEW) != (resource.kind == "context-view"):
+        return "legacy protocol does not match its kind"
+    if protocol in _STATIC:
+        if resource.content is None or not is_digest(resource.digest):
+            return "static resource without its content file and digest"
+        if resource.materializer != r.NONE or resource.host is not None:
+            return "static resource with something to materialize"
+        if protocol == r.MARKDOWN and resource.content != resource.path:
+            return "markdown resource whose content is another file"
+        return None
+    if resource.content is not None or resource.digest is not None:
+        return "dynamic resource with a content file"
+    if resource.materializer == r.NONE:
+        return "dynamic resource without its materializer"
+    action = actions[resource.materializer]
+    if action.effect != "read":
+        return f"materializer {action.id} is not read-only"
+    if protocol != r.HOST_ACTION:
+        if resource.host is not None:
+            return "host input on a resource that is not host-action"
+        if action.runner not in ("command", "script"):
+            return f"materializer {action.id} is neither a command nor a script"
+        return None
+    host = resource.host
+    if host is None:
+        return "host-action resource without its host input"
+    if action.runner != "host" or action.input_schema is None or action.output_schema is None:
+        return f"materializer {action.id} is not a host Action with both schemas"
+    if host.handler != action.handler:
+        return f"host handler {host.handler} is not its materializer's {action.handler}"
+    return None
+
+
+def _catalog_problem(entry: r.CatalogEntry, resources: tuple[r.Resource, ...]) -> str | None:
+    """What the catalog schema would refuse in ``entry``, or a ``raw`` that is not it."""
+    if entry.kind not in _CATALOG_KINDS or entry.severity not in _SEVERITIES:
+        return "unknown kind or severity"
+    if entry.kind == "route-reason" and entry.severity is not None:
+        return "a route reason with a severity"
+    if entry.document != r.NONE and resources[entry.document].protocol not in _STATIC:
+        return "its document is not a static resource"
+    raw, fields = entry.raw, (entry.code, entry.kind, entry.summary, entry.severity)
+    if not isinstance(raw, dict) or tuple(map(raw.get, _CATALOG_MEMBERS)) != fields:
+        return "authored entry does not match it"
+    return None
+
+
+def _check_facts(checks: tuple[r.FactCheck, ...] | None) -> str | None:
+    """A check compares with a scalar (the graph schema's ``equals``) only when it is an
+    ``equals`` check, and has a path."""
+    for check in checks or ():
+        if not check.path:
+            return "fact check without a path"
+        value = check.value
+        if check.kind != r.EQUALS:
+            if value is not None:
+                return "exists/absent fact check with a value"
+        elif value is not None and type(value) not in (bool, int, float, str):
+            return "equals fact check with a value that is not a scalar"
+    return None
 
 
 def _check_adjacency(graph: r.Graph) -> None:
@@ -87,8 +207,9 @@ def _check_adjacency(graph: r.Graph) -> None:
         raise corrupt(f"graph {graph.id}: repeat edge table does not match edges")
 
 
-def _check_node(node: r.Node) -> str | None:
-    """What is wrong with ``node``'s kind-specific data, or None."""
+def _check_node(node: r.Node, graphs: tuple[r.Graph, ...]) -> str | None:
+    """What is wrong with ``node``'s kind-specific data, or None: each kind carries its own
+    data and no other kind's (action and gate nodes: a reason code and resource lists)."""
     gate = node.gate
     if gate is not None:
         authored = {"id", "prompt"}
@@ -103,28 +224,65 @@ def _check_node(node: r.Node) -> str | None:
         return "action reference does not match its kind"
     if (kind == r.GATE) != (gate is not None):
         return "gate data does not match its kind"
-    if (kind == r.SUBGRAPH) != (node.subgraph != r.NONE and node.entry is not None):
+    if kind == r.SUBGRAPH:
+        if node.subgraph == r.NONE or node.entry is None:
+            return "subgraph call does not match its kind"
+        if all(name != node.entry for name, _ in graphs[node.subgraph].entrypoints):
+            return f"calls the missing entry {node.entry} of graph {graphs[node.subgraph].id}"
+    elif node.subgraph != r.NONE or node.entry is not None:
         return "subgraph call does not match its kind"
-    if (kind == r.TERMINAL) != (node.terminal_outcome in r.OUTCOMES):
+    if kind == r.TERMINAL:
+        if node.terminal_outcome not in r.OUTCOMES:
+            return "terminal outcome does not match its kind"
+    elif node.terminal_outcome is not None:
         return "terminal outcome does not match its kind"
-    return None
+    routed = kind in (r.ACTION, r.GATE)  # the kinds a Route can stop at
+    if routed != (node.reason_code is not None):
+        return "reason code does not match its kind"
+    if routed != (node.resources is not None):
+        return "resource lists do not match their kind"
+    if not routed and node.satisfied_by is not None:
+        return "satisfiedBy on a node that is not an action or gate"
+    return _check_facts(node.requires) or _check_facts(node.satisfied_by)
+
+
+def _check_graph(graph: r.Graph, graphs: tuple[r.Graph, ...]) -> None:
+    if not _contained(graph.path):
+        raise corrupt(f"graph {graph.id}: its path leaves the Provider root")
+    if not is_digest(graph.digest):
+        raise corrupt(f"graph {graph.id}: no digest")
+    _distinct([node.id for node in graph.nodes], f"nodes of graph {graph.id}")
+    _distinct([name for name, _ in graph.entrypoints], f"entries of graph {graph.id}")
+    for node in graph.nodes:
+        problem = _check_node(node, graphs)
+        if problem is not None:
+            raise corrupt(f"graph {graph.id} node {node.id}: {problem}")
+    _check_adjacency(graph)
 
 
 def verify(program: r.Program) -> None:
     """The Program rules that are not per-field bounds (those are generated)."""
+    if not is_digest(program.provider_digest):
+        raise corrupt("the Provider has no digest")
+    _distinct([graph.id for graph in program.graphs], "graphs")
+    _distinct([action.id for action in program.actions], "actions")
+    _distinct([resource.id for resource in program.resources], "resources")
     for action in program.actions:
         _check_action(action)
     for resource in program.resources:
         if not (_contained(resource.path) and _contained(resource.content)):
             raise corrupt(f"resource {resource.id}: a path leaves the Provider root")
-    for graph in program.graphs:
-        if not _contained(graph.path):
-            raise corrupt(f"graph {graph.id}: its path leaves the Provider root")
-        for node in graph.nodes:
-            problem = _check_node(node)
+        problem = _resource_problem(resource, program.actions)
+        if problem is not None:
+            raise corrupt(f"resource {resource.id}: {problem}")
+    if program.catalog is not None:
+        _distinct([entry.code for entry in program.catalog], "catalog entries")
+        for entry in program.catalog:
+            problem = _catalog_problem(entry, program.resources)
             if problem is not None:
-                raise corrupt(f"graph {graph.id} node {node.id}: {problem}")
-        _check_adjacency(graph)
+                raise corrupt(f"catalog entry {entry.code}: {problem}")
+    for graph in program.graphs:
+        _check_graph(graph, program.graphs)
 
 
 PROGRAM: RecordSet[r.Program] = RecordSet(

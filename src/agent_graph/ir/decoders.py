@@ -41,6 +41,44 @@ def _string(value: Any, strings: list[str], count: int, where: str) -> str:
     return strings[value]
 
 
+def _json(value: Any, where: str) -> Any:
+    """``value``, which must be JSON data as a compiled value holds it, frozen.
+
+    JSON data: None, booleans, strings, integers within ±:data:`~.records.MAX_JSON_INT`,
+    floats, arrays, and objects with string keys, nested at most
+    :data:`~.records.MAX_JSON_DEPTH` deep. msgpack can carry more (bytes, extension
+    types and timestamps, bytes keys, 64-bit integers, any depth), and none of it may
+    reach the VM or the dump. Strings need no check: msgpack's strings are UTF-8, which
+    cannot encode a lone surrogate, so the unpacker already refused one.
+
+    Floats may be NaN or infinite: a valid Provider can hold them (YAML ``.nan`` and
+    ``.inf`` are numbers to the graph and input schemas), so its IR must keep decoding.
+    """
+    kind = type(value)
+    if kind is str or kind is bool or kind is float or value is None:
+        return value  # most values are scalars: no walk
+    todo: list[tuple[Any, int]] = [(value, 0)]  # (item, containers around it)
+    while todo:
+        item, around = todo.pop()
+        kind = type(item)
+        if kind is str or kind is bool or kind is float or item is None:
+            continue
+        if kind is int:
+            if not -r.MAX_JSON_INT <= item <= r.MAX_JSON_INT:
+                _bad(f"{where}: the integer {item} is outside the JSON number range")
+        elif kind is list or kind is dict:
+            if around >= r.MAX_JSON_DEPTH:
+                _bad(f"{where}: nested more than {r.MAX_JSON_DEPTH} levels deep")
+            if kind is dict:
+                if any(type(key) is not str for key in item):
+                    _bad(f"{where}: an object key is not a string")
+                item = item.values()
+            todo.extend((child, around + 1) for child in item)
+        else:
+            _bad(f"{where}: a {kind.__name__} is not JSON data")
+    return r.freeze_json(value)
+
+
 def _out_of_range(record: Any, field: str, value: Any) -> NoReturn:
     ident = getattr(record, "id", None)
     name = type(record).__name__ + (f" {ident}" if isinstance(ident, str) else "")
@@ -69,7 +107,7 @@ def _field(code: str, src: str, where: str) -> tuple[list[str], str]:
         )
         return lines, src
     elif code == "j":
-        return lines, f"_freeze({src})"
+        return lines, f"_json({src}, {where!r})"
     elif code == "I":
         lines.append(
             f"if type({src}) is not list or any(type(e) is not int for e in {src}): "
@@ -110,7 +148,7 @@ def _namespace(records: Mapping[type, tuple[Field, ...]]) -> dict[str, Any]:
         "_bad": _bad,
         "_string": _string,
         "_range": _out_of_range,
-        "_freeze": r.freeze_json,
+        "_json": _json,
         **{cls.__name__: cls for cls in records},
     }
 

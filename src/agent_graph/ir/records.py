@@ -122,13 +122,48 @@ class FrozenList(list):  # type: ignore[type-arg]
         return (list, (list(self),))
 
 
+#: How deeply arrays and objects may nest in a JSON value of the IR (a scalar is 0
+#: deep, ``[[]]`` 2). Every compiled value is part of a source document, and the source
+#: readers refuse documents nested deeper than 200 (``documents.sourcemap.MAX_DEPTH``,
+#: which ir may not import; ``tests/test_ir_codec.py`` keeps the two equal): a
+#: host-action input, a member of its descriptor, is at most 199 deep, a catalog entry 1
+#: and a fact check's value 0. The decoder refuses anything deeper as damage.
+MAX_JSON_DEPTH = 200
+
+#: The largest magnitude of an integer in a compiled JSON value: the source readers
+#: follow the JavaScript number model and turn integers past 2**53 into floats
+#: (``canonical.to_js_number``), so a larger integer never comes out of the compiler.
+MAX_JSON_INT = 2**53
+
+
 def freeze_json(value: Any) -> Any:
-    """``value`` with every object and array made read-only, so a shared Program stays intact."""
+    """``value`` with every object and array made read-only, so a shared Program stays intact.
+
+    Iterative, so no nesting depth exhausts the interpreter's stack: each frozen container
+    is created empty, linked into its parent in order, and filled when its turn comes (the
+    base ``dict``/``list`` methods fill it; the frozen ones refuse every change).
+    """
     if not isinstance(value, (dict, list)):
         return value
-    if isinstance(value, dict):
-        return FrozenDict((key, freeze_json(child)) for key, child in value.items())
-    return FrozenList(freeze_json(child) for child in value)
+    root = FrozenDict() if isinstance(value, dict) else FrozenList()
+    todo: list[tuple[Any, Any]] = [(value, root)]
+    while todo:
+        source, target = todo.pop()
+        if isinstance(source, dict):
+            for key, child in source.items():
+                if isinstance(child, (dict, list)):
+                    frozen = FrozenDict() if isinstance(child, dict) else FrozenList()
+                    todo.append((child, frozen))
+                    child = frozen
+                dict.__setitem__(target, key, child)
+        else:
+            for child in source:
+                if isinstance(child, (dict, list)):
+                    frozen = FrozenDict() if isinstance(child, dict) else FrozenList()
+                    todo.append((child, frozen))
+                    child = frozen
+                list.append(target, child)
+    return root
 
 
 @dataclass(frozen=True, slots=True)

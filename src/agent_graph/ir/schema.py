@@ -63,7 +63,7 @@ class Wire:
 TEXT = Wire("text")  # str; interned
 INTEGER = Wire("integer")  # int, no bound
 FLAG = Wire("flag")  # bool
-JSON = Wire("json")  # any JSON value, stored as itself
+JSON = Wire("json")  # a JSON value, stored as itself (decoding checks it is JSON data)
 TEXTS = Wire("texts")  # tuple[str, ...]
 TEXT_PAIR = Wire("pair")  # tuple[str, str] | None
 RECORD = Wire("record")  # a nested record (its class is the field's type)

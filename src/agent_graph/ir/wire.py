@@ -10,10 +10,12 @@ the decoders, the bounds checks) is derived from the records' wire markers
 (:mod:`.schema`). Another kind of compiled document declares its own records and its
 own verifier and gets the same interning, digesting and distrust for free.
 
-Decoding checks the magic, the version, the body digest, every field's type, every
-index bound and then the record set's own ``verify`` (the semantic rules that are not
-per-field bounds), so damaged or truncated bytes raise ``ir-corrupt`` instead of an
-IndexError or a wrong answer. A document's digest is the SHA-256 of its whole bytes.
+Decoding checks the magic, the version, the body digest, every field's type (a JSON
+field must hold JSON data, nested no deeper than a source can be), every index bound
+and then the record set's own ``verify`` (the semantic rules that are not per-field
+bounds), so damaged or truncated bytes raise ``ir-corrupt`` instead of an IndexError,
+a RecursionError or a wrong answer. A document's digest is the SHA-256 of its whole
+bytes.
 """
 
 from __future__ import annotations

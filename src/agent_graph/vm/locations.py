@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 from ..canonical import digest_value, is_digest, is_identifier
 from ..errors import AgentGraphError, Diagnostic
 from ..ir import records as r
+from ..ir.decoders import corrupt
 from .state import Receipt
 
 FILE_LOCATION = "agent-graph.resource-location.file.v1"
@@ -156,7 +157,8 @@ def locate_resource(root: Path, resource: r.Resource, revision: str | None) -> L
     """The location of a loaded Resource; dynamic ones carry ``revision`` when given."""
     if resource.protocol == r.HOST_ACTION:
         host = resource.host
-        assert host is not None  # the codec guarantees host data on host-action resources
+        if host is None:  # the decoder refuses this; a Program built by hand may not
+            raise corrupt(f"resource {resource.id}: host-action resource without its host input")
         return HostActionLocation(
             resource.id,
             resource.kind,
@@ -169,8 +171,8 @@ def locate_resource(root: Path, resource: r.Resource, revision: str | None) -> L
         )
     if resource.protocol in (r.GRAPH_ACTION, r.LEGACY_VIEW):
         return GraphActionLocation(resource.id, resource.kind, resource.media_type, revision)
-    assert resource.content is not None
-    assert resource.digest is not None
+    if resource.content is None or resource.digest is None:
+        raise corrupt(f"resource {resource.id}: static resource without its content and digest")
     return FileLocation(
         resource.id,
         resource.kind,

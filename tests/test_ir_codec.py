@@ -943,12 +943,16 @@ broken = tuple(
     dataclasses.replace(x, digest=None) if x.id == "procedure.train.triage" else x
     for x in ir.resources
 )
-# a Program built from records, not bytes, is not verified: the VM must still refuse
-program = Program(dataclasses.replace(ir, resources=broken), sys.argv[1])
-triage = next(x for x in program.ir.resources if x.id == "procedure.train.triage")
+# a Program built from records, not bytes, gets the decoder's checks
+try:
+    Program(dataclasses.replace(ir, resources=broken), sys.argv[1])
+except AgentGraphError as exc:
+    print(exc.code)
+# and the VM's own helpers still refuse an unchecked record
+triage = next(x for x in broken if x.id == "procedure.train.triage")
 try:
     from agent_graph.vm.locations import locate_resource
-    print(locate_resource(program.root, triage, None))
+    print(locate_resource(compiled.root, triage, None))
 except AgentGraphError as exc:
     print(exc.code)
 """
@@ -967,4 +971,4 @@ def test_a_location_never_trusts_an_unchecked_resource(optimize: list[str]) -> N
         env=env,
         check=False,
     )
-    assert done.stdout.strip() == "ir-corrupt", done.stderr
+    assert done.stdout.split() == ["ir-corrupt", "ir-corrupt"], done.stderr

@@ -70,13 +70,20 @@ class Evaluation:
 
 
 class Program:
-    """A compiled Provider installed at ``root`` (where its files live)."""
+    """A compiled Provider installed at ``root`` (where its files live).
+
+    ``data`` is the IR's bytes when the records came from the compiler or the decoder
+    (both check them); records without bytes are checked here (``ir-corrupt``).
+    """
 
     __slots__ = ("_data", "_graph_index", "digest", "ir", "root")
 
     def __init__(
         self, ir: r.Program, root: str | os.PathLike[str], data: bytes | None = None
     ) -> None:
+        if data is None:
+            # records built by hand get the decoder's checks: the VM relies on them
+            codec.check_bounds(ir)
         self.ir = ir
         self.root = Path(os.path.abspath(root))
         self._data = data if data is not None else codec.encode(ir)

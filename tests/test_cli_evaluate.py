@@ -899,3 +899,21 @@ def test_same_json_as_the_reference(
             _, ref_text = _reference(args, tmp_path, "human")
             _, out, _ = run(args, capsys)
             assert is_subsequence(ref_text.splitlines(), out.splitlines()), (ref_text, out)
+
+
+def test_an_outcome_for_no_state_key_is_warned_about(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    manifest = str(Path(__file__).resolve().parent.parent / "examples/weekly-report/provider.yaml")
+    args = ["evaluate", "report", "-m", manifest, "--outcomes", '{"draft":"completed"}']
+    from agent_graph.cli import main
+
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [
+        "WARNING outcome-key-unknown: Outcome key 'draft' names no node of graph report or "
+        "of a graph it calls; it is ignored; did you mean report/draft?"
+    ]
+    assert "Next: draft" in captured.out  # ignored, as the reference ignores it
+    assert main([*args, "--format", "json"]) == 0
+    assert capsys.readouterr().err == ""  # the JSON documents stay the reference's

@@ -3,6 +3,11 @@
 Each ``tests/corpus/<case>/expected.yaml`` names the error code, the provider-relative
 path and the 1-based line/column of the first diagnostic. The case runs through the
 real CLI (``agc validate --format json``), so the envelope shape is checked too.
+
+``tests/corpus/_beyond-reference/<case>`` holds cases the reference accepts and we do
+not: an error it finds only later (a SKILL.md without frontmatter, at route time) or a
+warning (``severity: warning``: exit 0, the warning in the validate document). They
+are kept apart so the reference-parity run over the corpus stays true.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from agent_graph.cli import main
 from corpus_support import corpus_cases, expected, validate_args
 
 CASES = corpus_cases()
+BEYOND = Path(__file__).parent / "corpus" / "_beyond-reference"
+BEYOND_CASES = sorted(p for p in BEYOND.iterdir() if (p / "expected.yaml").is_file())
 
 
 def run_validate(
@@ -51,8 +58,47 @@ def test_corpus_case(case: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert (detail.get("line"), detail.get("column")) == (spec["line"], spec["column"]), first
 
 
+def test_beyond_reference_corpus_is_not_empty() -> None:
+    assert len(BEYOND_CASES) >= 3
+    assert {expected(case)["severity"] for case in BEYOND_CASES} == {"error", "warning"}
+
+
+@pytest.mark.parametrize("case", BEYOND_CASES, ids=[c.name for c in BEYOND_CASES])
+def test_beyond_reference_case(case: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = expected(case)
+    assert spec["reference"] == "valid"
+    assert spec["note"]
+    code = main(["validate", "-m", str(case / "provider.yaml"), "--format", "json"])
+    captured = capsys.readouterr()
+    if spec["severity"] == "warning":
+        assert (code, captured.err) == (0, "")
+        document = json.loads(captured.out)
+        assert document["state"] == "valid"
+        found = [d for d in document["diagnostics"] if d["severity"] == "warning"]
+    else:
+        assert (code, captured.out) == (1, "")
+        error = json.loads(captured.err)["error"]
+        assert error["code"] == spec["code"]
+        found = [d for d in error["diagnostics"] if d["severity"] == "error"]
+    first = found[0]
+    assert (first["code"], first["path"]) == (spec["code"], spec["path"]), first
+    detail = first["detail"]
+    assert (detail["pointer"], detail["line"], detail["column"]) == (
+        spec["pointer"],
+        spec["line"],
+        spec["column"],
+    )
+    if "also" in spec:
+        also = found[1]
+        assert (also["code"], also["path"]) == (spec["code"], spec["also"]["path"])
+        assert (also["detail"]["line"], also["detail"]["column"]) == (
+            spec["also"]["line"],
+            spec["also"]["column"],
+        )
+
+
 def test_every_corpus_code_is_documented() -> None:
     documented = (Path(__file__).parent.parent / "docs" / "error-codes.md").read_text("utf-8")
-    codes = {expected(case)["code"] for case in CASES}
+    codes = {expected(case)["code"] for case in (*CASES, *BEYOND_CASES)}
     assert codes
     assert sorted(c for c in codes if f"`{c}`" not in documented) == []

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from agent_graph.compiler.provider.graph_checks import check_graph, find_recursion
+from agent_graph.compiler.provider.graph_checks import check_graph, find_recursion, salvage
 from agent_graph.documents.sourcemap import Document, SourceMap, join_pointer
-from agent_graph.errors import ProblemSink
+from agent_graph.errors import Diagnostic, ProblemSink
 
 Edge = tuple[Any, ...]
 
@@ -502,3 +502,147 @@ def test_find_recursion_on_long_chains() -> None:
     trail = find_recursion(names, children)
     print(f"100k graph chains: {time.perf_counter() - start:.3f}s")
     assert trail == [*names, names[0]]
+
+
+# -- unreachable nodes (a warning; the reference has none) -------------------------------------
+
+
+def run_warnings(doc: Document) -> list[tuple[str, str, str | None, int | None]]:
+    sink = ProblemSink(limit=10_000)
+    check_graph(doc, "graphs/g.yaml", sink)
+    return [(w.code, w.severity, w.pointer, w.line) for w in sink.warnings]
+
+
+def test_an_unreachable_node_is_warned_at_the_node() -> None:
+    doc = make_doc(["a:action", "b:action", "orphan:action", T], [("a", "b"), ("b", "done")])
+    assert run_checks(doc) == []
+    assert run_warnings(doc) == [("node-unreachable", "warning", "/nodes/2", 16)]
+    sink = ProblemSink()
+    check_graph(doc, "graphs/g.yaml", sink)
+    assert (
+        sink.warnings[0].message == "Graph main node orphan cannot be reached from any entrypoint"
+    )
+    assert sink.warnings[0].path == "graphs/g.yaml"
+
+
+def test_every_edge_kind_reaches_a_node_repeat_edges_too() -> None:
+    doc = make_doc(
+        ["a:action", "g:gate", "r:action", "q:action", T],
+        [
+            ("a", "g", "consumes", ["failed"]),
+            ("g", "done", "gatedBy"),
+            ("a", "r", "repeat", ["partial"]),
+            ("r", "q", "requires"),
+            ("q", "done"),
+        ],
+    )
+    assert run_checks(doc) == []
+    assert run_warnings(doc) == []
+
+
+def test_an_edge_that_fails_a_check_still_reaches() -> None:
+    doc = make_doc(["a:action", "done:terminal", "b:action"], [("a", "done"), ("done", "b")])
+    assert [code for code, _, _ in run_checks(doc)] == ["graph-terminal-edge-invalid"]
+    assert run_warnings(doc) == []
+
+
+def test_any_entrypoint_reaches_and_missing_ones_do_not_warn_everything() -> None:
+    two = make_doc(
+        ["a:action", "b:action", T], [("a", "done"), ("b", "done")], {"x": "a", "y": "b"}
+    )
+    assert run_warnings(two) == []
+    lost = make_doc(["a:action", T], [("a", "done")], {"default": "ghost"})
+    assert [code for code, _, _ in run_checks(lost)] == ["graph-entry-missing"]
+    assert run_warnings(lost) == []
+
+
+def test_a_duplicated_id_is_reached_through_its_id() -> None:
+    doc = make_doc(["a:action", "a:action", T], [("a", "done")])
+    assert [code for code, _, _ in run_checks(doc)] == ["graph-node-duplicate"]
+    assert run_warnings(doc) == []
+
+
+# -- schema-invalid graphs: what is still checked ----------------------------------------------
+
+
+def finding(pointer: str | None, unknown: str | None = None) -> Diagnostic:
+    """A schema finding at ``pointer``; ``unknown`` names an unknown member found there."""
+    params = {"additionalProperty": unknown} if unknown else {}
+    return Diagnostic("schema.x", "x", pointer=pointer, detail={"params": params})
+
+
+def test_salvage_keeps_nodes_and_edges_apart_from_their_findings() -> None:
+    doc = make_doc(["a:action", "b:action", T], [("a", "b"), ("b", "done")])
+    found = salvage(
+        doc.value,
+        [
+            finding("/nodes/0/satisfiedby", "satisfiedby"),
+            finding("/nodes/1"),
+            finding("/edges/1/outcomes/0"),
+            finding("/extra", "extra"),  # an unknown top-level member
+            finding("/description"),
+        ],
+    )
+    assert found is not None
+    assert found.structure
+    assert found.nodes == {0: frozenset({"/satisfiedby"}), 1: frozenset({""})}
+    assert found.edges == frozenset({1})
+    assert found.clean(0, "action")
+    assert not found.clean(0, "satisfiedby")
+    assert found.clean(1, "action")  # the node itself failed, not its action member
+    assert found.clean(2, "kind")
+
+
+@pytest.mark.parametrize(
+    "pointer", ["/id", "/entrypoints/default", "/nodes", "/edges", "", "/schema", None]
+)
+def test_salvage_gives_up_on_the_graph_itself(pointer: str | None) -> None:
+    doc = make_doc(["a:action", T], [("a", "done")])
+    assert salvage(doc.value, [finding(pointer)]) is None
+
+
+def test_salvage_needs_the_shape_of_a_graph() -> None:
+    assert salvage(["not", "a", "graph"], []) is None
+    doc = make_doc(["a:action", T], [("a", "done")])
+    assert salvage({**doc.value, "nodes": {}}, []) is None
+    assert salvage({**doc.value, "entrypoints": {"default": 3}}, []) is None
+
+
+def test_without_every_node_id_and_kind_the_graph_rules_do_not_run() -> None:
+    doc = make_doc(["a:action", "b:action", T], [("a", "b"), ("b", "a"), ("b", "done")])
+    for bad in ("/nodes/1/kind", "/nodes/1/id"):
+        found = salvage(doc.value, [finding(bad)])
+        assert found is not None
+        assert not found.structure
+        sink = ProblemSink()
+        check_graph(doc, "graphs/g.yaml", sink, found)
+        assert (sink.problems, sink.warnings) == ([], [])
+    found = salvage(doc.value, [finding("/nodes/1/action")])
+    assert found is not None
+    assert found.structure
+    sink = ProblemSink()
+    check_graph(doc, "graphs/g.yaml", sink, found)
+    assert [p.code for p in sink.problems] == ["graph-flow-cycle"]
+
+
+def test_a_skipped_edge_is_not_checked_and_silences_the_reachability_warning() -> None:
+    doc = make_doc(
+        ["a:action", "b:action", T], [("a", "b"), ("a", "b"), ("b", "done"), ("ghost", "a")]
+    )
+    found = salvage(doc.value, [finding("/edges/1/kind"), finding("/edges/3/from")])
+    assert found is not None
+    sink = ProblemSink()
+    check_graph(doc, "graphs/g.yaml", sink, found)
+    assert (sink.problems, sink.warnings) == ([], [])  # no duplicate, no missing node
+    unreached = make_doc(["a:action", "b:action", T], [("a", "done"), ("a", "b", "flow", ["x"])])
+    found = salvage(unreached.value, [finding("/edges/1/outcomes/0")])
+    assert found is not None
+    sink = ProblemSink()
+    check_graph(unreached, "graphs/g.yaml", sink, found)
+    assert sink.warnings == []  # b may be reached through the edge that was skipped
+
+
+def test_a_top_level_finding_that_is_not_an_unknown_member_gives_up() -> None:
+    doc = make_doc(["a:action", T], [("a", "done")])
+    assert salvage(doc.value, [finding("/extra")]) is None
+    assert salvage(doc.value, [finding("/extra", "extra")]) is not None

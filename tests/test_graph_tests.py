@@ -550,9 +550,10 @@ def test_missing_and_empty_test_paths_are_errors(
     assert err.startswith("ERROR test-cases-empty: No YAML or JSON graph test cases found")
 
 
-def test_a_schema_invalid_case_aborts_the_run_with_positions(
+def test_a_schema_invalid_case_is_an_errored_case_with_positions(
     mini: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # it used to abort the whole run; since issue 10 the other cases still run
     tests = mini / "tests"
     write_case(tests / "a.yaml", case_document("good", "write", {"primaryNode": "write"}))
     bad = tests / "b.yaml"
@@ -563,7 +564,10 @@ def test_a_schema_invalid_case_aborts_the_run_with_positions(
     )
     code, doc = agc_json(["test", str(tests), "-m", str(mini / "provider.yaml")], capsys)
     assert code == 1
-    error = doc["error"]
+    assert (doc["total"], doc["failed"], doc["errors"]) == (2, 1, 1)
+    good, errored = doc["results"]
+    assert (good["name"], good["passed"]) == ("good", True)
+    error = errored["error"]
     assert error["code"] == "schema-invalid"
     assert error["message"] == f"{bad} does not match test-case.schema.json"
     where = {(d["code"], d["detail"]["line"], d["detail"]["column"]) for d in error["diagnostics"]}
@@ -571,21 +575,23 @@ def test_a_schema_invalid_case_aborts_the_run_with_positions(
     assert any(code == "schema.additionalProperties" and line == 7 for code, line, _ in where)
 
 
-def test_unparsable_case_and_unknown_graph_abort_the_run(
+def test_unparsable_case_and_unknown_graph_are_errored_cases(
     mini: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     manifest = str(mini / "provider.yaml")
     broken = mini / "broken.yaml"
     broken.write_text("schema: agent-graph.test.v1\nname: [unclosed\n", encoding="utf-8")
     code, doc = agc_json(["test", str(broken), "-m", manifest], capsys)
-    assert (code, doc["error"]["code"]) == (1, "parse-failed")
-    assert doc["error"]["message"].startswith(f"Cannot parse {broken}:")
+    [result] = doc["results"]
+    assert (code, result["error"]["code"]) == (1, "parse-failed")
+    assert result["error"]["message"].startswith(f"Cannot parse {broken}:")
     document = case_document("lost", "write", {})
     document["graph"] = "nowhere"
     lost = write_case(mini / "lost.yaml", document)
     code, doc = agc_json(["test", str(lost), "-m", manifest], capsys)
-    assert (code, doc["error"]["code"]) == (1, "graph-missing")
-    located = doc["error"]["diagnostics"][-1]
+    [result] = doc["results"]
+    assert (code, result["error"]["code"]) == (1, "graph-missing")
+    located = result["error"]["diagnostics"][-1]
     assert located["path"] == str(lost)
     assert located["detail"]["pointer"] == "/graph"
     assert located["detail"]["line"] == 3

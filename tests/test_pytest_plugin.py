@@ -147,6 +147,26 @@ def test_a_schema_invalid_case_is_a_collection_error_with_its_position(
     )
 
 
+def test_a_case_naming_an_unknown_graph_fails_its_item_with_the_error(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    """``agc test`` reports such a case as errored; under pytest it stays an item failure
+    with the positioned error (the plugin runs cases with ``run_case``, which raises)."""
+    (project / "graph" / "tests" / "99-lost.yaml").write_text(
+        "schema: agent-graph.test.v1\nname: lost\ngraph: nowhere\nentry: default\n"
+        "expect:\n  statusCode: actionable\n",
+        encoding="utf-8",
+    )
+    result = run(pytester, "--agc-provider", "graph", "graph/tests")
+    result.assert_outcomes(passed=CASES, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "graph-missing: Provider example.weekly-report has no graph nowhere",
+            "  */99-lost.yaml:3:8: graph-missing: in graph test 'lost'",
+        ]
+    )
+
+
 def test_an_invalid_provider_fails_every_item_with_its_error(
     pytester: pytest.Pytester, project: Path
 ) -> None:

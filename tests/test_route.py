@@ -24,7 +24,9 @@ import pytest
 import yaml
 
 import agent_graph
+from agent_graph import program_of
 from agent_graph.canonical import digest_value
+from agent_graph.compiler import compile_manifest
 from agent_graph.documents.files import digest_file
 from agent_graph.documents.schema import validate
 from agent_graph.errors import AgentGraphError
@@ -224,7 +226,20 @@ def fixture_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def program(fixture_root: Path) -> Program:
-    return agent_graph.compile_provider(fixture_root / "provider.yaml")
+    # The fixture keeps a Skill without frontmatter (skills/broken), which the
+    # check-skills pass refuses since issue 10. The IR can still record a Skill's read
+    # error (IR compiled before that check existed), and a route must raise it with the
+    # installed path: compile without that one pass to keep that path tested.
+    state = compile_manifest(fixture_root / "provider.yaml", stop_after="check-materializers")
+    state.done.append("check-skills")
+    return program_of(compile_manifest(state))
+
+
+def test_the_broken_skill_is_refused_when_the_provider_loads(fixture_root: Path) -> None:
+    with pytest.raises(AgentGraphError) as caught:
+        agent_graph.compile_provider(fixture_root / "provider.yaml")
+    assert caught.value.code == "frontmatter-missing"
+    assert any(d.path == "skills/broken/SKILL.md" for d in caught.value.diagnostics)
 
 
 def routes(

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -113,6 +116,87 @@ def test_mutated_providers_give_structured_errors(
         assert diagnostic.path is not None
         assert diagnostic.line is None or diagnostic.line >= 1
         assert diagnostic.column is None or diagnostic.column >= 1
+
+
+_JUNK: list[Any] = [
+    None,
+    7,
+    "",
+    "Not An Id",
+    "../outside.yaml",
+    "actions/publsh.yaml",
+    [],
+    {},
+    [1],
+    {"a": 1},
+    True,
+]
+_MEMBERS = [
+    "id",
+    "kind",
+    "action",
+    "reasonCode",
+    "gate",
+    "graph",
+    "entry",
+    "resources",
+    "satisfiedBy",
+    "satisfiedby",
+    "delegated",
+    "inspectionAction",
+    "resolutionAction",
+]
+
+
+@settings(
+    max_examples=int(os.environ.get("AGC_FUZZ_EXAMPLES", "300")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    example=st.sampled_from(sorted(p.parent for p in (ROOT / "examples").glob("*/provider.yaml"))),
+    edits=st.lists(
+        st.tuples(
+            st.sampled_from(["nodes", "edges"]),
+            st.integers(0, 40),
+            st.sampled_from([*_MEMBERS, "from", "to", "kind", "outcomes", None]),
+            st.sampled_from([*_JUNK, "<drop>"]),
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+)
+def test_schema_invalid_graphs_are_checked_as_far_as_sound_without_crashing(
+    tmp_path_factory: pytest.TempPathFactory,
+    example: Path,
+    edits: list[tuple[str, int, str | None, Any]],
+) -> None:
+    """Junk in a node's or an edge's members (or a junk node) leaves the rest of the
+    graph checked (``graph_checks.salvage``); whatever it is, the result is structured."""
+    root = tmp_path_factory.mktemp("salvage") / "p"
+    shutil.copytree(example, root)
+    graph_path = next((root / "graphs").glob("*.yaml"))
+    graph = yaml.safe_load(graph_path.read_text(encoding="utf-8"))
+    for group, index, member, junk in edits:
+        items = graph[group]
+        if not items:
+            continue
+        position = index % len(items)
+        junk = copy.deepcopy(junk)  # the samples are shared between examples
+        if member is None or not isinstance(items[position], dict):
+            items[position] = None if junk == "<drop>" else junk
+        elif junk == "<drop>":
+            items[position].pop(member, None)
+        else:
+            items[position][member] = junk
+    graph_path.write_text(json.dumps(graph, indent=1) + "\n", encoding="utf-8")
+    error = _load_error(root / "provider.yaml")
+    if error is None:
+        return
+    assert error.diagnostics, error.code
+    for diagnostic in error.diagnostics:
+        assert diagnostic.path is not None
+        assert diagnostic.message
 
 
 def _load_error(manifest: Path) -> AgentGraphError | None:

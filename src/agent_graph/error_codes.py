@@ -182,6 +182,8 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
     "Warnings (the Provider still loads)": {
         "compatibility-range-excludes": "compatibility.agentGraph excludes the 0.3 line",
         "resource-protocol-legacy": "a 0.2 agent-graph.resource.v1 descriptor",
+        "node-unreachable": "no edge path from any entrypoint reaches the node",
+        "outcome-key-unknown": "an outcome is recorded for a key that is no state key of the graph",
     },
 }
 

@@ -128,6 +128,19 @@ def evaluation_lines(doc: dict[str, Any], resolve: Sequence[str] | None = None) 
     return lines + _diagnostic_lines(doc["diagnostics"])
 
 
+def _warn_unknown_outcomes(
+    fmt: str, program: Program, graph: str, outcomes: dict[str, Any]
+) -> None:
+    """An outcome under a key that is no state key is ignored: say so (human output only,
+    on stderr; the JSON documents stay the reference's)."""
+    from ..vm.evaluate import outcome_key_warnings
+
+    if fmt != "human" or graph not in {g.id for g in program.ir.graphs}:
+        return
+    for warning in outcome_key_warnings(program.ir, graph, outcomes):
+        click.echo(f"WARNING {warning['code']}: {warning['message']}", err=True)
+
+
 @click.command("evaluate")
 @click.argument("graph", required=False)
 @evaluation_options
@@ -140,6 +153,7 @@ def evaluate_command(ctx: click.Context, /, graph: str | None, **local: Any) -> 
     state_words = _state_words(local)
     selected, entry = select(binding, graph, local.pop("entry"))
     data = _input(program, local)
+    _warn_unknown_outcomes(opts.fmt, program, selected, data.outcomes)
     evaluation = program.evaluate(selected, entry, data.routing_state())
     doc = evaluation.to_dict()
     if opts.fmt == "human":  # --format json keeps the reference's Evaluation (exit 0)
@@ -298,6 +312,7 @@ def route_command(ctx: click.Context, /, targets: tuple[str, ...], **local: Any)
     route_id = padded[1] if len(padded) > 1 else None
     selected, entry = select(binding, graph_argument, local.pop("entry"))
     data = _input(program, local, local.pop("receipts"))
+    _warn_unknown_outcomes(opts.fmt, program, selected, data.outcomes)
     state = data.routing_state()
     if route_id is None:
         evaluation = program.evaluate(selected, entry, state)

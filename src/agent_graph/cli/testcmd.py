@@ -5,6 +5,13 @@ Output is the reference's (JSON ``{"state","total","failed","results"}``; human
 with the file, line and column of each unmet expectation added to the human lines.
 Exit 1 when any case fails; a missing or empty test path is an error.
 
+A case that cannot be loaded or run (a schema-invalid file, an unknown graph) does
+not stop the run, unlike in the reference: it is an errored case ("ERROR <name>" and
+its positioned error; an ``error`` member in its JSON result and ``errors`` in the
+document; a JUnit ``<error>``), the others still run, and the exit code is 1.
+``-v`` lists every case first (``PASS|FAIL|ERROR <name> (<file>:<line>)``); ``-k``
+runs only the cases whose name matches (``test-cases-empty`` when none does).
+
 ``--junit-xml FILE`` replaces FILE only when it is a previous report of ours, never a
 file the Provider is read from (``junit-target-exists``, before anything is written).
 """
@@ -31,13 +38,38 @@ from .render import emit
     help="Also write a JUnit XML report (one testcase per graph test) to FILE; an "
     "existing FILE is replaced only when it is a previous report of agc test.",
 )
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    default=False,
+    help="List every case first: PASS, FAIL or ERROR, its name, file and line.",
+)
+@click.option(
+    "-k",
+    "keyword",
+    default=None,
+    metavar="PATTERN",
+    help="Run only the cases whose name contains PATTERN, or matches it as a shell-style "
+    "glob over the whole name when it has * ? or [ (case-insensitive). Files that cannot "
+    "be loaded are always reported. No matching case is an error (test-cases-empty).",
+)
 @provider_options
 @click.pass_context
-def test_command(ctx: click.Context, /, path: str, junit_xml: str | None, **local: Any) -> None:
+def test_command(
+    ctx: click.Context,
+    /,
+    path: str,
+    junit_xml: str | None,
+    verbose: bool,
+    keyword: str | None,
+    **local: Any,
+) -> None:
     """Evaluate graph test cases (agent-graph.test.v1) under PATH (default: tests).
 
-    Cases are YAML or JSON files, found recursively; nothing is executed. Exit
-    code 1 when any case fails.
+    Cases are YAML or JSON files, found recursively; nothing is executed. A case
+    that cannot be loaded or run is reported as an error and the others still run.
+    Exit code 1 when any case fails or errors.
     """
     from .. import program_of
     from ..testing import iter_results, report_lines, summary, write_junit
@@ -46,7 +78,7 @@ def test_command(ctx: click.Context, /, path: str, junit_xml: str | None, **loca
     context = load_context(opts)
     provider = context.provider
     program = program_of(context.state)
-    results = list(iter_results(program, path))
+    results = list(iter_results(program, path, keyword=keyword))
     if junit_xml is not None:  # checked before anything is written: never over a source file
         keep: list[str | os.PathLike[str]] = [
             *provider.files,
@@ -55,6 +87,6 @@ def test_command(ctx: click.Context, /, path: str, junit_xml: str | None, **loca
         ]
         keep += [given for given in (opts.manifest, opts.skill, opts.registry) if given]
         write_junit(junit_xml, results, suite=provider.id, keep=keep)
-    emit(opts.fmt, summary(results), report_lines(results))
+    emit(opts.fmt, summary(results), report_lines(results, verbose=verbose))
     if any(not result.passed for result in results):
         ctx.exit(1)

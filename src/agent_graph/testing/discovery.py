@@ -111,17 +111,33 @@ def load_case(path: str | os.PathLike[str]) -> GraphTestCase:
     ``parse-failed``/``file-read-failed`` when it cannot be read, ``schema-invalid``
     (one positioned diagnostic per finding) when it is not an ``agent-graph.test.v1``.
     """
+    case, error = try_load_case(path)
+    if error is not None:
+        raise error
+    return case
+
+
+def try_load_case(path: str | os.PathLike[str]) -> tuple[GraphTestCase, AgentGraphError | None]:
+    """:func:`load_case`, but a file that cannot be loaded gives a stand-in and the error.
+
+    The stand-in is named by the file's ``name`` member when that is a non-empty
+    string, else by the file's name, and keeps the file's positions when it parsed.
+    """
     from ..documents.schema import validate
     from ..documents.sources import read_structured
 
     absolute = _absolute(path)
     display = str(absolute)
-    document = read_structured(absolute, display=display)
+    try:
+        document = read_structured(absolute, display=display)
+    except AgentGraphError as error:
+        return _stand_in(absolute, None, SourceMap()), error
     problem = validate("test-case", document.value, path=display, source=document.source)
     if problem is not None:
-        raise AgentGraphError(problem.code, problem.message, problem.diagnostics)
+        invalid = AgentGraphError(problem.code, problem.message, problem.diagnostics)
+        return _stand_in(absolute, document.value, document.source), invalid
     value: dict[str, Any] = document.value
-    return GraphTestCase(
+    case = GraphTestCase(
         path=absolute,
         name=value["name"],
         graph=value["graph"],
@@ -129,4 +145,21 @@ def load_case(path: str | os.PathLike[str]) -> GraphTestCase:
         state=value.get("state", {}),
         expect=value["expect"],
         source=document.source,
+    )
+    return case, None
+
+
+def _stand_in(path: Path, value: Any, source: SourceMap) -> GraphTestCase:
+    def text(key: str) -> str:
+        found = value.get(key) if isinstance(value, Mapping) else None
+        return found if isinstance(found, str) and found else ""
+
+    return GraphTestCase(
+        path=path,
+        name=text("name") or path.name,
+        graph=text("graph"),
+        entry=text("entry"),
+        state={},
+        expect={},
+        source=source,
     )

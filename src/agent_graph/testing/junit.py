@@ -1,7 +1,9 @@
 """JUnit XML reports for CI (the de-facto schema read by Jenkins, GitLab and GitHub actions).
 
 One ``<testsuite>`` per run, one ``<testcase>`` per case (``file`` and ``line`` point
-at the case), a ``<failure>`` with every unmet expectation for a failed case.
+at the case), a ``<failure>`` with every unmet expectation for a failed case and an
+``<error>`` (``type`` is the error code) for a case that could not run; ``failures``
+and ``errors`` count them apart, as JUnit readers expect.
 Characters XML 1.0 cannot carry are written as ``\\uXXXX`` text.
 
 :func:`write_junit` replaces an existing file only when it is a previous report of
@@ -22,7 +24,7 @@ from pathlib import Path
 
 from ..documents.paths import display_path
 from ..errors import AgentGraphError
-from .runner import CaseResult, failure_lines
+from .runner import CaseResult, error_lines, failure_lines
 
 #: How every report we write starts (ElementTree's declaration, then our root element and
 #: its name) and ends: an existing file is replaced only when it is such a report. Reports
@@ -51,12 +53,13 @@ def junit_xml(
     results: Sequence[CaseResult], *, suite: str = "agent-graph", base: Path | None = None
 ) -> bytes:
     """The report as UTF-8 bytes; ``suite`` names the test suite (e.g. the Provider id)."""
-    failed = sum(1 for result in results if not result.passed)
+    errors = sum(1 for result in results if result.errored)
+    failed = sum(1 for result in results if not result.passed) - errors
     total_time = _seconds(sum(result.seconds for result in results))
     counts = {
         "tests": str(len(results)),
         "failures": str(failed),
-        "errors": "0",
+        "errors": str(errors),
         "skipped": "0",
         "time": total_time,
     }
@@ -75,6 +78,18 @@ def junit_xml(
             },
         )
         if result.passed:
+            continue
+        if result.error is not None:
+            error = ET.SubElement(
+                case,
+                "error",
+                {
+                    "message": _text(f"{result.error.code}: {result.error.message}"),
+                    "type": _text(result.error.code),
+                },
+            )
+            lines = [line.removeprefix("  ") for line in error_lines(result.error, base)]
+            error.text = _text("\n".join(lines))
             continue
         first = result.failures[0].message
         more = len(result.failures) - 1

@@ -20,8 +20,10 @@ the result (reached order, outcomes, diagnostics) is the same.
 
 from __future__ import annotations
 
+import difflib
 import heapq
-from collections.abc import Generator
+from collections import deque
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, cast
@@ -409,3 +411,108 @@ class _Frame:
                 }
             )
         return FrameResult("blocked", diagnostics=self.diagnostics)
+
+
+# -- outcome keys that name nothing ------------------------------------------------------
+
+OUTCOME_KEY_UNKNOWN: Final = "outcome-key-unknown"
+#: Known keys gathered for a "did you mean" (a deep call tree is not walked further).
+_MAX_SUGGESTION_KEYS: Final = 10_000
+
+
+def outcome_key_warnings(
+    program: r.Program, graph_id: str, keys: Iterable[str]
+) -> list[dict[str, Any]]:
+    """A ``outcome-key-unknown`` warning for each key that names no node of ``graph_id``.
+
+    Evaluation ignores such a key (it only moves the revision), so ``{"draft": …}``
+    for ``report/draft`` is silently no outcome at all. A key names a node when it is
+    ``<graph>/<node>`` for a node of the evaluated graph, or
+    ``<graph>/<sub>><child>/<node>`` … down a chain of subgraph nodes (any entry of
+    the called graph). The warning carries ``detail.key`` and, for a near key,
+    ``detail.hint``/``detail.suggestion``.
+
+    Kept out of :class:`~agent_graph.vm.Evaluation` on purpose: its ``diagnostics``
+    are the reference's, and the reference does not warn here.
+    """
+    index = next((i for i, g in enumerate(program.graphs) if g.id == graph_id), None)
+    if index is None:
+        return []
+    by_id: dict[int, dict[str, r.Node]] = {}
+
+    def nodes_of(graph_index: int) -> dict[str, r.Node]:
+        found = by_id.get(graph_index)
+        if found is None:
+            found = by_id[graph_index] = {n.id: n for n in program.graphs[graph_index].nodes}
+        return found
+
+    def known(key: str) -> bool:
+        current = index
+        segments = key.split(">")
+        for depth, segment in enumerate(segments):
+            prefix = program.graphs[current].id + "/"
+            node = (
+                nodes_of(current).get(segment[len(prefix) :])
+                if segment.startswith(prefix)
+                else None
+            )
+            if node is None:
+                return False
+            if depth < len(segments) - 1:
+                if node.kind != r.SUBGRAPH or node.subgraph == r.NONE:
+                    return False
+                current = node.subgraph
+        return True
+
+    out: list[dict[str, Any]] = []
+    candidates: list[str] | None = None
+    for key in keys:
+        if known(key):
+            continue
+        if candidates is None:
+            candidates = _known_keys(program, index)
+        message = (
+            f"Outcome key {key!r} names no node of graph {graph_id} or of a graph it calls; "
+            "it is ignored"
+        )
+        detail: dict[str, Any] = {"key": key}
+        suggestion = _near_key(key, candidates)
+        if suggestion is not None:
+            detail["hint"] = f"did you mean {suggestion}?"
+            detail["suggestion"] = suggestion
+            message += f"; did you mean {suggestion}?"
+        out.append(
+            {
+                "code": OUTCOME_KEY_UNKNOWN,
+                "severity": "warning",
+                "message": message,
+                "detail": detail,
+            }
+        )
+    return out
+
+
+def _known_keys(program: r.Program, root: int) -> list[str]:
+    """State keys of the graph at ``root`` and the graphs it calls, shallow ones first."""
+    keys: list[str] = []
+    pending: deque[tuple[int, tuple[str, ...], tuple[int, ...]]] = deque([(root, (), (root,))])
+    while pending and len(keys) < _MAX_SUGGESTION_KEYS:
+        graph_index, call_path, stack = pending.popleft()
+        graph = program.graphs[graph_index]
+        for node in graph.nodes:
+            keys.append(node_state_key(graph.id, node.id, call_path))
+            child = node.subgraph
+            if node.kind == r.SUBGRAPH and child != r.NONE and child not in stack:
+                pending.append((child, (*call_path, f"{graph.id}/{node.id}"), (*stack, child)))
+    return keys
+
+
+def _near_key(key: str, candidates: list[str]) -> str | None:
+    """A known key ending in ``/<key>`` (a bare node id), else the closest known key."""
+    tail = "/" + key.rsplit(">", 1)[-1].rsplit("/", 1)[-1]
+    ending = [c for c in candidates if c.endswith(tail) and ">" not in c]
+    ending = ending or [c for c in candidates if c.endswith(tail)]
+    if len(ending) == 1:
+        return ending[0]
+    found = difflib.get_close_matches(key, ending or candidates, n=1)
+    return found[0] if found else None

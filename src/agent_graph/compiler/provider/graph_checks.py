@@ -10,23 +10,128 @@ reference-behaviour §1.2 and §1.1 step 9). Two deliberate differences:
 * The reference walks the graph with recursive functions and copies the trail at
   every step, so a long flow path overflows its stack and costs quadratic time.
   Both walks here are iterative and linear in nodes plus edges.
+
+Two additions the reference does not make, both reported only after a problem the
+reference would have thrown (so the envelope's first error is unchanged):
+
+* A schema-invalid graph is still checked where that is sound (:func:`salvage`):
+  its schema-valid nodes and edges, when the ids and kinds of every node are known.
+* A node no edge path reaches from any entrypoint (every edge kind, repeat edges
+  included) gets a ``node-unreachable`` warning; warnings never fail a Provider.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from agent_graph.documents.sourcemap import Document, join_pointer, positioned
-from agent_graph.errors import Problem, ProblemSink
+from agent_graph.errors import Diagnostic, Problem, ProblemSink
 
 # DFS colours: a node is absent (unseen), on the current trail, or finished.
 _ON_TRAIL = 1
 _DONE = 2
 
+_NODE_KINDS = frozenset({"action", "gate", "subgraph", "terminal"})
+_ITEM = re.compile(r"^/(nodes|edges)/(\d+)(/.*)?$")
+# top-level members whose failure leaves the nodes and edges checkable
+_HARMLESS = frozenset({"/description"})
 
-def check_graph(doc: Document, path: str, sink: ProblemSink) -> None:
-    """Report every semantic problem of the schema-valid graph in ``doc`` to ``sink``."""
+
+@dataclass(frozen=True, slots=True)
+class Salvage:
+    """What of a schema-invalid graph is still checked.
+
+    ``nodes`` maps each schema-invalid node's index to the pointers (relative to the
+    node, ``""`` for the node itself) its schema findings name; ``edges`` holds the
+    schema-invalid edges' indices. ``structure`` says whether every node's id and
+    kind are known, so the graph rules (duplicates, entries, edges, cycles) can run
+    over the nodes and the schema-valid edges.
+    """
+
+    nodes: dict[int, frozenset[str]] = field(default_factory=dict)
+    edges: frozenset[int] = frozenset()
+    structure: bool = True
+
+    def clean(self, index: int, member: str) -> bool:
+        """Whether node ``index``'s ``member`` has no schema finding at or below it."""
+        dirty = self.nodes.get(index)
+        if dirty is None:
+            return True
+        prefix = f"/{member}"
+        return not any(p == prefix or p.startswith(prefix + "/") for p in dirty)
+
+
+def salvage(value: Any, findings: Iterable[Diagnostic]) -> Salvage | None:
+    """The checkable part of a graph that failed its schema with ``findings``, or ``None``.
+
+    ``None`` (nothing is checked) unless the graph is a mapping with a string id, an
+    entrypoints mapping of strings and node and edge lists, and every finding lies in
+    one node or edge (or is an unknown top-level member, or the description).
+    """
+    if not isinstance(value, dict):
+        return None
+    entrypoints, nodes, edges = value.get("entrypoints"), value.get("nodes"), value.get("edges")
+    if not (
+        isinstance(value.get("id"), str)
+        and isinstance(entrypoints, dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in entrypoints.items())
+        and isinstance(nodes, list)
+        and isinstance(edges, list)
+    ):
+        return None
+    bad_nodes: dict[int, set[str]] = {}
+    bad_edges: set[int] = set()
+    for finding in findings:
+        pointer = finding.pointer
+        if pointer is None:
+            return None
+        item = _ITEM.match(pointer)
+        if item is None:
+            params = finding.detail.get("params")
+            unknown_member = (  # an additionalProperties finding names the member itself
+                isinstance(params, dict)
+                and "additionalProperty" in params
+                and pointer.count("/") == 1
+                and pointer != "/"
+            )
+            if unknown_member or pointer in _HARMLESS:
+                continue
+            return None
+        index = int(item.group(2))
+        if item.group(1) == "nodes":
+            bad_nodes.setdefault(index, set()).add(item.group(3) or "")
+        else:
+            bad_edges.add(index)
+    found = Salvage({i: frozenset(p) for i, p in bad_nodes.items()}, frozenset(bad_edges))
+    structure = all(
+        index < len(nodes)
+        and isinstance(nodes[index], dict)
+        and isinstance(nodes[index].get("id"), str)
+        and isinstance(nodes[index].get("kind"), str)
+        and nodes[index]["kind"] in _NODE_KINDS
+        and found.clean(index, "id")
+        and found.clean(index, "kind")
+        for index in bad_nodes
+    )
+    if not structure:
+        return Salvage(found.nodes, found.edges, structure=False)
+    return found
+
+
+def check_graph(
+    doc: Document, path: str, sink: ProblemSink, partial: Salvage | None = None
+) -> None:
+    """Report every semantic problem of the graph in ``doc`` to ``sink``.
+
+    The graph is schema-valid, or ``partial`` says what of it may be checked: its
+    schema-invalid edges are skipped, and nothing is checked without ``structure``.
+    """
+    if partial is not None and not partial.structure:
+        return
+    skipped = partial.edges if partial is not None else frozenset()
     graph: Mapping[str, Any] = doc.value
     gid = str(graph["id"])
     nodes: Sequence[Mapping[str, Any]] = graph["nodes"]
@@ -72,7 +177,11 @@ def check_graph(doc: Document, path: str, sink: ProblemSink) -> None:
     edge_keys: set[str] = set()
     # Successors for the cycle check: (target, edge index), in edge order.
     adjacency: dict[str, list[tuple[str, int]]] = {}
+    # Successors along every edge kind, for the reachability warning.
+    linked: dict[str, list[str]] = {}
     for index, edge in enumerate(edges):
+        if index in skipped:
+            continue
         source, target = edge["from"], edge["to"]
         kind = edge.get("kind", "flow")
         if source not in first_seen or target not in first_seen:
@@ -82,6 +191,7 @@ def check_graph(doc: Document, path: str, sink: ProblemSink) -> None:
                 f"/edges/{index}",
             )
             continue
+        linked.setdefault(source, []).append(target)
         if kind != "repeat":
             adjacency.setdefault(source, []).append((target, index))
         problem = _edge_problem(gid, edge, kind, kind_by_id, edge_keys)
@@ -97,6 +207,38 @@ def check_graph(doc: Document, path: str, sink: ProblemSink) -> None:
             + " -> ".join(trail),
             f"/edges/{edge_index}",
         )
+
+    if not skipped:  # a skipped edge might be the one path to a node
+        starts = [target for target in entrypoints.values() if target in first_seen]
+        for index in _unreachable(nodes, starts, linked):
+            node_id = nodes[index]["id"]
+            message = f"Graph {gid} node {node_id} cannot be reached from any entrypoint"
+            sink.warn(
+                positioned(
+                    "node-unreachable",
+                    message,
+                    path=path,
+                    source=doc.source,
+                    pointer=f"/nodes/{index}",
+                    severity="warning",
+                )
+            )
+
+
+def _unreachable(
+    nodes: Sequence[Mapping[str, Any]], starts: Sequence[str], linked: Mapping[str, list[str]]
+) -> list[int]:
+    """Indices of the nodes no edge path reaches from ``starts`` (none without a start)."""
+    if not starts:
+        return []  # every entry is missing: graph-entry-missing says so already
+    seen: set[str] = set(starts)
+    pending = list(seen)
+    while pending:
+        for target in linked.get(pending.pop(), ()):
+            if target not in seen:
+                seen.add(target)
+                pending.append(target)
+    return [index for index, node in enumerate(nodes) if node["id"] not in seen]
 
 
 def _edge_problem(

@@ -4,26 +4,70 @@ The reference stops at the first thrown error. We run the same checks in the sam
 order but record each failure and carry on with whatever is still checkable, so
 one run reports everything; the first recorded problem is the one the reference
 would have thrown, which makes it the envelope's ``error.code``.
+
+"Still checkable" reaches into files that failed their own schema where that is
+sound: a schema-invalid graph keeps its schema-valid nodes and edges (see
+``graph_checks.salvage``), and a schema-invalid node still has the files it names
+loaded, when the member naming them is itself valid. Everything found that way is
+recorded after the schema problem that made it partial, so it never changes which
+problem comes first. Checks the reference does not make (Skill frontmatter) run in
+their own pass after all of its checks, for the same reason.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ...documents import schema
-from ...documents.paths import Origin, contained_file, portable, resolve_contained
+from ...documents.paths import Origin, portable, resolve_contained
 from ...documents.sourcemap import Document
 from ...documents.sources import read_structured
 from ...errors import AgentGraphError, Problem, ProblemSink
 from . import graph_checks
-from .actions import action_files, load_action
+from .actions import action_files, load_action, skill_problem
 from .hostaction import dynamic_resource_problems
 from .model import LoadedAction, LoadedCatalog, LoadedGraph, LoadedResource
-from .resources import load_resource
+from .resources import hinted, load_resource, locate
+
+#: The references a node may hold to Action files, in the order nodes are checked:
+#: (member path, label of the files the Action brings).
+_ACTION_MEMBERS = (
+    ("action", "action referenced file"),
+    ("inspectionAction", "gate inspection action referenced file"),
+    ("delegated/resolutionAction", "delegated gate resolution action referenced file"),
+    ("resolutionAction", "gate resolution action referenced file"),
+)
+_RESOURCE_MEMBERS = tuple(
+    f"{group}/{field}"
+    for group in ("resources", "delegated/resources")
+    for field in ("required", "recommended")
+)
 
 T = TypeVar("T")
+
+
+def near_code(code: str, codes: list[str]) -> str | None:
+    """The catalog code most like ``code`` (did-you-mean), or ``None``.
+
+    Codes are compared after the dotted segments they share (``route.report.``), so
+    a common prefix does not make ``route.main.work`` look like ``route.main.other``,
+    while ``route.report.drafting`` still finds ``route.report.draft``.
+    """
+    best: tuple[float, str] | None = None
+    for candidate in codes:
+        ours, theirs = code.split("."), candidate.split(".")
+        shared = 0
+        while shared < min(len(ours), len(theirs)) - 1 and ours[shared] == theirs[shared]:
+            shared += 1
+        a, b = ".".join(ours[shared:]), ".".join(theirs[shared:])
+        if difflib.get_close_matches(a, [b], n=1):
+            score = difflib.SequenceMatcher(None, a, b).ratio()
+            if best is None or score > best[0]:
+                best = (score, candidate)
+    return None if best is None else best[1]
 
 
 class ProviderLoader:
@@ -45,6 +89,11 @@ class ProviderLoader:
         self.failed_paths: set[Path] = set()
         self.action_file_memo: dict[Path, list[Path] | None] = {}
         self.resolved: dict[str, Path] = {}
+        # schema-invalid graphs: what of each is still checked, by graph id
+        self.partial: dict[str, graph_checks.Salvage] = {}
+        # ids of schema-invalid graphs that could not be checked at all: a subgraph
+        # node naming one is not reported as naming a missing graph
+        self.unchecked_graphs: set[str] = set()
 
     # -- plumbing -------------------------------------------------------------------
 
@@ -101,7 +150,11 @@ class ProviderLoader:
                 return None
             self.actions[path] = action
         if path not in self.action_file_memo:
-            self.action_file_memo[path] = self.attempt(action_files, self.root, action, label)
+            problems: list[AgentGraphError] = []
+            files = self.attempt(action_files, self.root, action, label, problems)
+            for problem in problems:
+                self.sink.add_error(problem)
+            self.action_file_memo[path] = None if problems else files
         for file in self.action_file_memo[path] or ():
             self.files[file] = None
             if direct is not None:
@@ -128,12 +181,13 @@ class ProviderLoader:
         self.files[resource.content_path] = None
         return resource
 
-    def read_checked(
+    def read_definition(
         self, reference: str, what: str, origin: Origin, schema_name: str
-    ) -> tuple[Path, str, Document] | None:
-        """A contained definition file, read and schema-checked; problems are recorded."""
+    ) -> tuple[Path, str, Document, Problem | None] | None:
+        """A contained definition file, read and schema-checked; its schema problem (if
+        any) is returned, not recorded; other problems are recorded (then ``None``)."""
         labels = (f"{what} reference", what)
-        path = self.attempt(contained_file, self.root, reference, labels, origin)
+        path = self.attempt(locate, self.root, reference, labels, origin)
         if path is None:
             return None
         rel = self.rel(path)
@@ -141,6 +195,16 @@ class ProviderLoader:
         if doc is None:
             return None
         problem = schema.validate(schema_name, doc.value, path=rel, source=doc.source)
+        return path, rel, doc, problem
+
+    def read_checked(
+        self, reference: str, what: str, origin: Origin, schema_name: str
+    ) -> tuple[Path, str, Document] | None:
+        """A contained definition file, read and schema-checked; problems are recorded."""
+        found = self.read_definition(reference, what, origin, schema_name)
+        if found is None:
+            return None
+        path, rel, doc, problem = found
         if problem is not None:
             self.sink.add(problem)
             return None
@@ -195,11 +259,20 @@ class ProviderLoader:
         for index, reference in enumerate(graphs if isinstance(graphs, list) else []):
             if not isinstance(reference, str):
                 continue
-            found = self.read_checked(reference, "graph", here.at(f"/graphs/{index}"), "graph")
+            found = self.read_definition(reference, "graph", here.at(f"/graphs/{index}"), "graph")
             if found is None:
                 continue
-            path, rel, doc = found
-            graph_checks.check_graph(doc, rel, self.sink)
+            path, rel, doc, problem = found
+            partial = None
+            if problem is not None:
+                self.sink.add(problem)
+                partial = graph_checks.salvage(doc.value, problem.diagnostics)
+                if partial is None:
+                    value = doc.value
+                    if isinstance(value, dict) and isinstance(value.get("id"), str):
+                        self.unchecked_graphs.add(value["id"])
+                    continue
+            graph_checks.check_graph(doc, rel, self.sink, partial)
             graph_id = doc.value["id"]
             if graph_id in self.graphs:
                 self.sink.add_error(
@@ -212,15 +285,67 @@ class ProviderLoader:
             self.graphs[graph_id] = LoadedGraph(graph_id, path, rel, doc)
             self.graph_files[graph_id] = {path: None}
             self.files[path] = None
+            if partial is not None:
+                self.partial[graph_id] = partial
+
+    def valid_nodes(self, graph: LoadedGraph) -> list[tuple[int, dict[str, Any]]]:
+        """The graph's schema-valid nodes with their indices (all of them, usually)."""
+        nodes: list[dict[str, Any]] = graph.definition["nodes"]
+        partial = self.partial.get(graph.id)
+        if partial is None:
+            return list(enumerate(nodes))
+        return [(i, node) for i, node in enumerate(nodes) if i not in partial.nodes]
 
     def check_nodes(self) -> None:
         for graph_id, graph in self.graphs.items():
             direct = self.graph_files[graph_id]
             children: list[str] = []
             at = Origin(graph.rel, graph.doc.source)
+            partial = self.partial.get(graph_id)
             for index, node in enumerate(graph.definition["nodes"]):
-                self.check_node(graph_id, node, at.at(f"/nodes/{index}"), direct, children)
+                where = at.at(f"/nodes/{index}")
+                if partial is not None and index in partial.nodes:
+                    self.check_invalid_node(index, node, where, direct, partial)
+                else:
+                    self.check_node(graph_id, node, where, direct, children)
             self.dependencies[graph_id] = children
+
+    def check_invalid_node(
+        self,
+        index: int,
+        node: Any,
+        at: Origin,
+        direct: dict[Path, None],
+        partial: graph_checks.Salvage,
+    ) -> None:
+        """A schema-invalid node: load the files its schema-valid members name.
+
+        Its own rules (gate policies, effects, its subgraph) are not checked: the node
+        is not what its schema says a node is. The files it names are, so a typo in
+        one member does not hide a missing or invalid Action.
+        """
+        if not isinstance(node, dict):
+            return
+        base = at.pointer
+
+        def member(name: str) -> Any:
+            value: Any = node
+            for part in name.split("/"):
+                value = value.get(part) if isinstance(value, dict) else None
+            return value if partial.clean(index, name) else None
+
+        for name, label in _ACTION_MEMBERS:
+            reference = member(name)
+            if isinstance(reference, str):
+                self.include_action(reference, at.at(f"{base}/{name}"), direct, label)
+        for name in _RESOURCE_MEMBERS:
+            references = member(name)
+            for i, reference in enumerate(references if isinstance(references, list) else []):
+                if isinstance(reference, str):
+                    resource = self.include_resource(reference, at.at(f"{base}/{name}/{i}"))
+                    if resource is not None:
+                        direct[resource.path] = None
+                        direct[resource.content_path] = None
 
     def check_node(
         self,
@@ -235,6 +360,8 @@ class ProviderLoader:
         if kind == "subgraph":
             child_id = node["graph"]
             child = self.graphs.get(child_id)
+            if child is None and child_id in self.unchecked_graphs:
+                return  # its file failed its schema: reported there, not as missing
             if child is None:
                 self.sink.add_error(
                     at.at(f"{base}/graph").fail(
@@ -350,7 +477,7 @@ class ProviderLoader:
         graph = self.graphs[parent]
         index = next(
             i
-            for i, node in enumerate(graph.definition["nodes"])
+            for i, node in self.valid_nodes(graph)
             if node["kind"] == "subgraph" and node["graph"] == child
         )
         self.sink.add_error(
@@ -362,22 +489,36 @@ class ProviderLoader:
     def check_reason_codes(self) -> None:
         if self.catalog is None:
             return
+        reasons = [c for c, e in self.catalog.entries.items() if e["kind"] == "route-reason"]
         for graph in self.graphs.values():
             gid = graph.id
+            partial = self.partial.get(gid)
             for index, node in enumerate(graph.definition["nodes"]):
-                if node["kind"] not in ("action", "gate"):
+                # a schema-invalid node's code is checked when it and the kind are valid
+                if (
+                    partial is not None
+                    and index in partial.nodes
+                    and not (
+                        isinstance(node, dict)
+                        and partial.clean(index, "kind")
+                        and partial.clean(index, "reasonCode")
+                        and isinstance(node.get("reasonCode"), str)
+                    )
+                ):
+                    continue
+                if node.get("kind") not in ("action", "gate"):
                     continue
                 code = node["reasonCode"]
                 origin = Origin(graph.rel, graph.doc.source, f"/nodes/{index}/reasonCode")
                 entry = self.catalog.entries.get(code)
                 if entry is None:
-                    self.sink.add_error(
-                        origin.fail(
-                            "route-reason-code-missing",
-                            f"Graph {gid} node {node['id']} reasonCode is not declared by the "
-                            f"Provider code catalog: {code}",
-                        )
+                    error = origin.fail(
+                        "route-reason-code-missing",
+                        f"Graph {gid} node {node.get('id')} reasonCode is not declared by the "
+                        f"Provider code catalog: {code}",
                     )
+                    near = near_code(code, reasons)
+                    self.sink.add_error(error if near is None else hinted(error, near))
                 elif entry["kind"] != "route-reason":
                     self.sink.add_error(
                         origin.fail(
@@ -403,3 +544,10 @@ class ProviderLoader:
                 if resource.path in direct:
                     for file in self.action_file_memo.get(action.path) or ():
                         direct[file] = None
+
+    def check_skills(self) -> None:
+        """Every loaded Action's agent Skill has readable frontmatter (routes read it)."""
+        for action in self.actions.values():
+            problem = skill_problem(self.root, action)
+            if problem is not None:
+                self.sink.add_error(problem)

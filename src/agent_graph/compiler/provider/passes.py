@@ -101,11 +101,12 @@ def check_manifest(state: ProviderState) -> None:
     problem = schema.validate("provider", doc.value, path=state.display, source=doc.source)
     if problem is not None:
         sink.add(problem)
-        # a schema-invalid mapping is still mined for graphs; anything else stops here
-        if not isinstance(doc.value, dict) or state.built is not None:
+        # a schema-invalid mapping (a bundle's too) is still mined for graphs and a
+        # catalog; anything else has nothing to check and stops here
+        if not isinstance(doc.value, dict):
             sink.raise_if_failed()
     if state.built is not None:
-        check_identity(state.built, state.manifest)
+        state.checks.attempt(check_identity, state.built, state.manifest)
     for warning in compatibility_warnings(state.manifest, state.here):
         sink.warn(warning)
 
@@ -133,6 +134,10 @@ def check_reason_codes(state: ProviderState) -> None:
 
 def check_materializers(state: ProviderState) -> None:
     state.checks.check_dynamic_resources()
+
+
+def check_skills(state: ProviderState) -> None:
+    state.checks.check_skills()
 
 
 def raise_collected(state: ProviderState) -> None:

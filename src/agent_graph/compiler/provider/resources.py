@@ -9,6 +9,9 @@ warning, so Providers written for 0.2.x keep working until migrated.
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +42,7 @@ def check_schema(name: str, value: Any, rel: str, doc_source: Any) -> None:
 def load_resource(
     root: Path, reference: str, origin: Origin, warnings: list[Diagnostic]
 ) -> LoadedResource:
-    path = contained_file(root, reference, ("resource reference", "resource"), origin)
+    path = locate(root, reference, ("resource reference", "resource"), origin)
     rel = portable(root, path)
     if path.suffix.lower() in (".yaml", ".yml", ".json"):
         doc = read_structured(path, display=rel)
@@ -61,7 +64,7 @@ def load_resource(
             is_view = protocol in ("graph-action", "host-action") or value["kind"] == "context-view"
             content = path
             if not is_view:
-                content = contained_file(
+                content = locate(
                     root,
                     value["path"],
                     ("static resource content", "static resource content"),
@@ -88,3 +91,96 @@ def load_resource(
             "resource-kind-invalid", f"Static resource {path} has unsupported kind: {kind}"
         )
     return LoadedResource(rid, kind, media, "markdown", path, rel, path, doc)
+
+
+# -- "did you mean" ------------------------------------------------------------------------
+
+
+def locate(root: Path, reference: str, labels: tuple[str, str], origin: Origin) -> Path:
+    """``contained_file``; a missing file whose name is close to an existing one says so.
+
+    The code stays ``file-missing``; the message ends with "; did you mean <path>?" and
+    the diagnostic's detail carries ``hint`` (that sentence) and ``suggestion`` (the path).
+    """
+    try:
+        return contained_file(root, reference, labels, origin)
+    except AgentGraphError as error:
+        if error.code != "file-missing":
+            raise
+        suggestion = near_file(root, reference)
+        if suggestion is None:
+            raise
+        raise hinted(error, suggestion) from None
+
+
+def near_file(root: Path, reference: str) -> str | None:
+    """An existing file under ``root`` spelled like ``reference``, as a reference, or None.
+
+    Each segment that does not exist is replaced by the closest sibling name
+    (``difflib.get_close_matches``: folders for folder segments, regular files for
+    the last), so ``actions/publsh.yaml`` finds ``actions/publish.yaml`` and
+    ``action/publish.yaml`` finds it too.
+    """
+    parts = [part for part in reference.replace("\\", "/").split("/") if part not in ("", ".")]
+    current, out, changed = root, [], False
+    for index, part in enumerate(parts):
+        last = index == len(parts) - 1
+        if part == ".." or not os.path.isdir(current):
+            return None
+        here = current / part
+        if not (here.is_file() if last else here.is_dir()) or os.path.islink(here):
+            try:
+                with os.scandir(current) as listing:
+                    names = [
+                        entry.name
+                        for entry in listing
+                        if (
+                            entry.is_file(follow_symlinks=False)
+                            if last
+                            else entry.is_dir(follow_symlinks=False)
+                        )
+                    ]
+            except OSError:
+                return None
+            found = _closest(part, names, last)
+            if found is None:
+                return None
+            part, changed = found, True
+        out.append(part)
+        current = current / part
+    return "/".join(out) if changed and out else None
+
+
+def _closest(name: str, names: list[str], file: bool) -> str | None:
+    """The sibling most like ``name``. Files compare by stem, so a shared extension
+    does not make ``missing.yaml`` look like ``main.yaml``; a same-stem file with the
+    same extension is preferred, then any extension (``publish.yml`` -> ``.yaml``)."""
+    if not file:
+        found = difflib.get_close_matches(name, names, n=1)
+        return found[0] if found else None
+    by_stem: dict[str, list[str]] = {}
+    for candidate in sorted(names):
+        by_stem.setdefault(Path(candidate).stem, []).append(candidate)
+    stems = difflib.get_close_matches(Path(name).stem, list(by_stem), n=1)
+    if not stems:
+        return None
+    suffix = Path(name).suffix
+    same = [candidate for candidate in by_stem[stems[0]] if Path(candidate).suffix == suffix]
+    return (same or by_stem[stems[0]])[0]
+
+
+def hinted(error: AgentGraphError, suggestion: str) -> AgentGraphError:
+    """``error`` with "; did you mean <suggestion>?" after its message and its diagnostics'
+    (whose detail gains ``hint`` and ``suggestion``); the code is unchanged."""
+    hint = f"did you mean {suggestion}?"
+    diagnostics = [
+        dataclasses.replace(
+            d,
+            message=f"{d.message}; {hint}",
+            detail={**d.detail, "hint": hint, "suggestion": suggestion},
+        )
+        if d.code == error.code
+        else d
+        for d in error.diagnostics
+    ]
+    return AgentGraphError(error.code, f"{error.message}; {hint}", diagnostics)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,20 +21,6 @@ def ir_group(ctx: click.Context) -> None:
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help(), err=True)
         ctx.exit(2)
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
 
 
 def _refuse_foreign(path: Path) -> None:
@@ -77,7 +62,9 @@ def ir_build_command(ctx: click.Context, /, output: str, **local: Any) -> None:
     _refuse_foreign(target)
     data = program.to_bytes()
     try:
-        _write_atomic(target, data)
+        from ..documents.files import write_atomic
+
+        write_atomic(target, data)
     except OSError as error:
         raise AgentGraphError("file-write-failed", f"Cannot write {target}: {error}") from None
     emit(

@@ -145,6 +145,17 @@ class VariadicOption(click.Option):
             inner.process = process
 
 
+#: ``--authority ID...``: commander's variadic ``<id...>``, repeatable too.
+authority_option = click.option(
+    "--authority",
+    "authorities",
+    cls=VariadicOption,
+    multiple=True,
+    metavar="ID...",
+    help="Session authorities (takes the following words; repeatable).",
+)
+
+
 def evaluation_options(func: F) -> F:
     decorators = [
         click.option(
@@ -173,14 +184,7 @@ def evaluation_options(func: F) -> F:
             metavar="JSON|@FILE",
             help="Outcome strings by state key, as a JSON object or @file.",
         ),
-        click.option(
-            "--authority",
-            "authorities",
-            cls=VariadicOption,
-            multiple=True,
-            metavar="ID...",
-            help="Session authorities (takes the following words; repeatable).",
-        ),
+        authority_option,
     ]
     for decorator in reversed(decorators):
         func = decorator(func)

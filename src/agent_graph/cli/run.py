@@ -43,7 +43,14 @@ from .context import (
     options,
     select,
 )
-from .options import VariadicOption, provider_options, provider_words, shell_command, state_option
+from .options import (
+    VariadicOption,
+    authority_option,
+    provider_options,
+    provider_words,
+    shell_command,
+    state_option,
+)
 from .render import emit
 
 if TYPE_CHECKING:
@@ -259,14 +266,7 @@ def run_group(ctx: click.Context) -> None:
     help="Directory routed Actions run in (stored absolute).",
 )
 @click.option("--facts", default=None, metavar="JSON|@FILE", help="Initial Facts (an object).")
-@click.option(
-    "--authority",
-    "authorities",
-    cls=VariadicOption,
-    multiple=True,
-    metavar="ID...",
-    help="Session authorities (takes the following words; repeatable).",
-)
+@authority_option
 @provider_options
 @click.pass_context
 def run_start_command(

@@ -10,12 +10,13 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
 from agent_graph.errors import AgentGraphError, Diagnostic
 
-__all__ = ["MAX_FILE_BYTES", "digest_file", "file_error", "read_bytes", "read_text"]
+__all__ = ["MAX_FILE_BYTES", "digest_file", "file_error", "read_bytes", "read_text", "write_atomic"]
 
 #: Largest file read (32 MiB). Real Provider files are kilobytes; the
 #: cap keeps a mistaken path (a log, an archive, a device) from eating memory.
@@ -203,3 +204,35 @@ def read_text(abs_path: Path, *, display: str) -> str:
             column,
         )
     return text
+
+
+def write_atomic(
+    path: Path,
+    data: bytes,
+    *,
+    mode: int | None = None,
+    before_replace: Callable[[], None] | None = None,
+) -> None:
+    """Write ``data`` to ``path`` so that a reader sees the old file or the new, never half.
+
+    A temporary file beside ``path`` is written and synced, given ``mode`` (mkstemp's
+    is 0600), then ``before_replace`` runs (a last check; raising keeps the old file) and
+    the temporary file replaces ``path``. Raises ``OSError``; nothing is left behind.
+    """
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(temporary, mode)
+        if before_replace is not None:
+            before_replace()
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

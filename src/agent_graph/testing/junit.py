@@ -17,11 +17,11 @@ import errno
 import os
 import re
 import stat
-import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from ..documents.files import write_atomic
 from ..documents.paths import display_path
 from ..errors import AgentGraphError
 from .runner import CaseResult, error_lines, failure_lines
@@ -201,19 +201,10 @@ def write_junit(
     data = junit_xml(results, suite=suite, base=base)
     try:
         final, replaced = _check_target(target, keep)
-        final.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(prefix=f".{final.name}.", dir=final.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(temporary, 0o644)  # mkstemp's 0600 would hide the report from CI users
-            _unchanged(target, final, replaced)
-            os.replace(temporary, final)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        # 0644: mkstemp's 0600 would hide the report from CI users
+        write_atomic(
+            final, data, mode=0o644, before_replace=lambda: _unchanged(target, final, replaced)
+        )
     except OSError as error:
         raise AgentGraphError(
             "file-write-failed", f"Cannot write {target}: {error.strerror or error}"

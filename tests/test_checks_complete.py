@@ -481,7 +481,7 @@ def test_a_reason_code_sharing_only_a_prefix_gets_no_hint(weekly: Path) -> None:
 def test_an_unknown_outcome_key_is_warned_with_the_key_it_meant() -> None:
     program = agent_graph.compile_provider(WEEKLY / "provider.yaml")
     keys = ["draft", "report/draft", "report/publsh", "zz/unknown"]
-    assert outcome_key_warnings(program.ir, "report", keys) == [
+    assert [w.to_dict() for w in outcome_key_warnings(program.ir, "report", keys)] == [
         {
             "code": "outcome-key-unknown",
             "severity": "warning",
@@ -532,8 +532,8 @@ def test_subgraph_call_paths_are_known_outcome_keys() -> None:
         "train/verify-candidate>verify/nope",
     ]
     warned = outcome_key_warnings(program.ir, "train", unknown)
-    assert [w["detail"]["key"] for w in warned] == unknown
-    assert warned[0]["detail"]["suggestion"] in {
+    assert [w.detail["key"] for w in warned] == unknown
+    assert warned[0].detail["suggestion"] in {
         "train/verify-candidate>verify/unit-tests",
         "train/verify-live>verify/unit-tests",
     }

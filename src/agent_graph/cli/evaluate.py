@@ -138,7 +138,7 @@ def _warn_unknown_outcomes(
     if fmt != "human" or graph not in {g.id for g in program.ir.graphs}:
         return
     for warning in outcome_key_warnings(program.ir, graph, outcomes):
-        click.echo(f"WARNING {warning['code']}: {warning['message']}", err=True)
+        click.echo(f"WARNING {warning.code}: {warning.message}", err=True)
 
 
 @click.command("evaluate")

@@ -179,12 +179,12 @@ def check_case(program: Program, case: GraphTestCase) -> tuple[Failure, ...]:
     )
     failures: list[Failure] = []
     _compare(case, EVALUATION_KEYS, _evaluation_values(evaluation), failures)
-    codes = {diagnostic["code"] for diagnostic in evaluation.diagnostics}
+    codes = {diagnostic.code for diagnostic in evaluation.diagnostics}
     for index, code in enumerate(case.expect.get("diagnosticsInclude", ())):
         if code not in codes:
             pointer = f"/expect/diagnosticsInclude/{index}"
             line, column = case.position(pointer)
-            received = [diagnostic["code"] for diagnostic in evaluation.diagnostics]
+            received = [diagnostic.code for diagnostic in evaluation.diagnostics]
             failures.append(
                 Failure(
                     "diagnosticsInclude",

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Final, cast
 
 from ..canonical import digest_value
+from ..errors import Diagnostic
 from ..ir import records as r
 from .facts import all_match
 from .kinds import Availability, GateResolution, Outcome, StatusCode
@@ -80,7 +81,7 @@ class FrameResult:
     status: StatusCode
     outcome: Outcome | None = None
     candidates: list[Candidate] = field(default_factory=list)
-    diagnostics: list[dict[str, Any]] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
 def frame_key(graph_id: str, call_path: tuple[str, ...]) -> str:
@@ -205,14 +206,14 @@ class Evaluator:
             message = f"Runtime graph recursion detected: {' -> '.join((*stack, graph.id))}"
             return FrameResult(
                 "error",
-                diagnostics=[{"code": "graph-recursion", "severity": "error", "message": message}],
+                diagnostics=[Diagnostic("graph-recursion", message)],
             )
         start = next((index for name, index in graph.entrypoints if name == entry), None)
         if start is None:
             message = f"Graph {graph.id} has no entry {entry}"
             return FrameResult(
                 "error",
-                diagnostics=[{"code": "entry-missing", "severity": "error", "message": message}],
+                diagnostics=[Diagnostic("entry-missing", message)],
             )
         return (yield from _Frame(self, graph, call_path, stack).run(start, entry))
 
@@ -237,7 +238,7 @@ class _Frame:
         self.dirty: set[int] = set()
         self.repeat_queue: list[int] = []  # repeat edges armed for the coming repeat pass
         self.children: dict[int, FrameResult] = {}
-        self.diagnostics: list[dict[str, Any]] = []
+        self.diagnostics: list[Diagnostic] = []
 
     def set_outcome(self, index: int, outcome: Outcome) -> None:
         self.outcome[index] = outcome
@@ -265,12 +266,11 @@ class _Frame:
         if node.requires is None or all_match(self.ev.state.facts, node.requires):
             return False
         self.diagnostics.append(
-            {
-                "code": "required-fact-missing",
-                "severity": "error",
-                "message": f"Node {self.graph.id}/{node.id} requires facts that are not satisfied",
-                "path": self.ev.graph_path(self.graph),
-            }
+            Diagnostic(
+                "required-fact-missing",
+                f"Node {self.graph.id}/{node.id} requires facts that are not satisfied",
+                path=self.ev.graph_path(self.graph),
+            )
         )
         return True
 
@@ -375,14 +375,13 @@ class _Frame:
         if len(terminal_outcomes) > 1:
             ordered = sorted(terminal_outcomes)
             self.diagnostics.append(
-                {
-                    "code": "terminal-outcome-ambiguous",
-                    "severity": "error",
-                    "message": f"Graph {graph.id} reached terminals with conflicting outcomes: "
+                Diagnostic(
+                    "terminal-outcome-ambiguous",
+                    f"Graph {graph.id} reached terminals with conflicting outcomes: "
                     + ", ".join(ordered),
-                    "path": ev.graph_path(graph),
-                    "detail": {"outcomes": ordered},
-                }
+                    path=ev.graph_path(graph),
+                    detail={"outcomes": ordered},
+                )
             )
             return FrameResult("error", diagnostics=self.diagnostics)
         if terminal_outcomes:
@@ -403,12 +402,11 @@ class _Frame:
             return FrameResult(status, candidates=candidates, diagnostics=self.diagnostics)
         if not self.diagnostics:
             self.diagnostics.append(
-                {
-                    "code": "no-route",
-                    "severity": "error",
-                    "message": f"Graph {graph.id} cannot reach a terminal or actionable node "
+                Diagnostic(
+                    "no-route",
+                    f"Graph {graph.id} cannot reach a terminal or actionable node "
                     f"from entry {entry}",
-                }
+                )
             )
         return FrameResult("blocked", diagnostics=self.diagnostics)
 
@@ -422,7 +420,7 @@ _MAX_SUGGESTION_KEYS: Final = 10_000
 
 def outcome_key_warnings(
     program: r.Program, graph_id: str, keys: Iterable[str]
-) -> list[dict[str, Any]]:
+) -> list[Diagnostic]:
     """A ``outcome-key-unknown`` warning for each key that names no node of ``graph_id``.
 
     Evaluation ignores such a key (it only moves the revision), so ``{"draft": …}``
@@ -464,7 +462,7 @@ def outcome_key_warnings(
                 current = node.subgraph
         return True
 
-    out: list[dict[str, Any]] = []
+    out: list[Diagnostic] = []
     candidates: list[str] | None = None
     for key in keys:
         if known(key):
@@ -481,14 +479,7 @@ def outcome_key_warnings(
             detail["hint"] = f"did you mean {suggestion}?"
             detail["suggestion"] = suggestion
             message += f"; did you mean {suggestion}?"
-        out.append(
-            {
-                "code": OUTCOME_KEY_UNKNOWN,
-                "severity": "warning",
-                "message": message,
-                "detail": detail,
-            }
-        )
+        out.append(Diagnostic(OUTCOME_KEY_UNKNOWN, message, "warning", detail=detail))
     return out
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..canonical import is_digest
-from ..errors import AgentGraphError
+from ..errors import AgentGraphError, Diagnostic
 from ..ir import codec
 from ..ir import records as r
 from .evaluate import MAX_ALTERNATIVE_ROUTES, Candidate, Evaluator, compute_revision
@@ -43,7 +43,7 @@ class Evaluation:
     status_code: StatusCode
     outcome: Outcome | None
     candidates: tuple[Candidate, ...]
-    diagnostics: tuple[dict[str, Any], ...]
+    diagnostics: tuple[Diagnostic, ...]
 
     @property
     def primary(self) -> Candidate | None:
@@ -65,7 +65,7 @@ class Evaluation:
         out["alternativeRoutes"] = [
             c.summary() for c in self.candidates[1 : 1 + MAX_ALTERNATIVE_ROUTES]
         ]
-        out["diagnostics"] = [dict(d) for d in self.diagnostics]
+        out["diagnostics"] = [d.to_dict() for d in self.diagnostics]
         return out
 
 
@@ -123,13 +123,13 @@ class Program:
         alternatives = len(result.candidates) - 1
         if alternatives > MAX_ALTERNATIVE_ROUTES:
             diagnostics.append(
-                {
-                    "code": "route-alternatives-truncated",
-                    "severity": "info",
-                    "message": f"Evaluation returned {MAX_ALTERNATIVE_ROUTES} of {alternatives} "
+                Diagnostic(
+                    "route-alternatives-truncated",
+                    f"Evaluation returned {MAX_ALTERNATIVE_ROUTES} of {alternatives} "
                     "alternative routes",
-                    "detail": {"available": alternatives, "returned": MAX_ALTERNATIVE_ROUTES},
-                }
+                    "info",
+                    detail={"available": alternatives, "returned": MAX_ALTERNATIVE_ROUTES},
+                )
             )
         return Evaluation(
             provider=self.ir.provider_id,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import Diagnostic
 from ..exec.argv import shell_argv
 from ..ir import records as r
 from .evaluate import Candidate
@@ -162,7 +163,7 @@ class Route:
     command_plan: tuple[CommandStep, ...]
     resources: RouteResources
     gate: RouteGate | None
-    diagnostics: tuple[dict[str, Any], ...]
+    diagnostics: tuple[Diagnostic, ...]
     record_node: str
 
     @property
@@ -203,7 +204,7 @@ class Route:
         out["resources"] = self.resources.to_dict()
         if self.gate is not None:
             out["gate"] = self.gate.to_dict()
-        out["diagnostics"] = [dict(d) for d in self.diagnostics]
+        out["diagnostics"] = [d.to_dict() for d in self.diagnostics]
         out["afterAction"] = {"evaluate": True, "recordNode": self.record_node}
         return out
 

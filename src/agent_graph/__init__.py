@@ -26,6 +26,12 @@ if TYPE_CHECKING:
     from .compiler import ProviderState
     from .errors import Diagnostic
     from .vm import Program
+    from .vm.locations import (
+        host_action_input_digest,
+        host_action_output_digest,
+        host_action_read_receipt,
+        validate_host_action_result,
+    )
 
 
 def check_provider(manifest: str | os.PathLike[str]) -> list[Diagnostic]:
@@ -113,9 +119,22 @@ def program_of(state: ProviderState) -> Program:
     return Program(state.ir, state.provider.root, state.data)
 
 
+_VM_NAMES = (
+    "Program",
+    "RoutingState",
+    "load_program",
+    "Evaluation",
+    # host-action helpers (docs/host-actions.md)
+    "host_action_input_digest",
+    "host_action_output_digest",
+    "host_action_read_receipt",
+    "validate_host_action_result",
+)
+
+
 def __getattr__(name: str) -> Any:
     # the VM's names resolve lazily so `import agent_graph` stays cheap
-    if name in ("Program", "RoutingState", "load_program", "Evaluation"):
+    if name in _VM_NAMES:
         from . import vm
 
         return getattr(vm, name)
@@ -130,7 +149,11 @@ __all__ = [
     "__version__",
     "check_provider",
     "compile_provider",
+    "host_action_input_digest",
+    "host_action_output_digest",
+    "host_action_read_receipt",
     "load_program",
     "open_bundle",
     "program_of",
+    "validate_host_action_result",
 ]

@@ -3,6 +3,20 @@
 Imports nothing heavier than msgpack (no yaml, jsonschema, lark or click), so hosts
 that ship compiled IR pay only for what evaluation needs. Route and host-action names
 load on first use, which keeps a cold ``evaluate`` short.
+
+Host-action helpers, for hosts that produce ``agent-graph.resource.host-action.v1``
+Resources themselves (the loop is in ``docs/host-actions.md``; each also resolves from
+the ``agent_graph`` root):
+
+* :func:`host_action_input_digest` (location) -> the ``input_digest`` to echo;
+* :func:`validate_host_action_result` (location, result) -> ``None``, or raises
+  ``host-action-result-invalid`` / ``host-action-location-invalid``;
+* :func:`host_action_output_digest` (result) -> the output digest a receipt carries;
+* :func:`host_action_read_receipt` (location, result) -> ``{id, revision, digest}``
+  for the ``receipts`` state that makes the location ``current``.
+
+Locations may be :class:`~agent_graph.vm.locations.HostActionLocation` objects or the
+JSON mappings a Route lists.
 """
 
 from __future__ import annotations

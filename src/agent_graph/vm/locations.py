@@ -249,8 +249,18 @@ def _host_location(location: HostActionLocation | Mapping[str, Any]) -> HostActi
 
 
 def host_action_input_digest(location: HostActionLocation | Mapping[str, Any]) -> str:
-    """The digest a host echoes as ``input_digest``: handler, input schema and value only
-    (neither ``output_schema`` nor the revision), so one input has one digest."""
+    """The input digest of a host-action location: what a host echoes as ``input_digest``.
+
+    ``location`` is a :class:`HostActionLocation` or its wire form, the
+    ``agent-graph.resource-location.host-action.v1`` mapping a Route lists (``readState``
+    and ``revision`` may be present or not). Returns ``sha256:<64 hex>``, the canonical
+    digest of ``{"handler": …, "input": {"schema": …, "value": …}}`` as the location
+    carries them: neither ``output_schema`` nor the revision count, so one input has one
+    digest across Routes. Compute it on the location as routed, before binding any
+    ``__runtime__`` placeholders. Raises ``host-action-location-invalid`` (an
+    :class:`~agent_graph.errors.AgentGraphError`) when ``location`` is not a host-action
+    location. See ``docs/host-actions.md``.
+    """
     loc = _host_location(location)
     return digest_value(
         {"handler": loc.handler, "input": {"schema": loc.input_schema, "value": loc.input_value}}
@@ -278,9 +288,24 @@ def _digest_member(value: Any, pointer: str) -> None:
 def validate_host_action_result(
     location: HostActionLocation | Mapping[str, Any], result: Any
 ) -> None:
-    """Check a host's ``agent-graph.host-action-result.v1`` against the location it
-    answers; raises ``host-action-result-invalid`` naming the failing member. The output
-    content itself is the host's to validate against its output schema."""
+    """Check a host's ``agent-graph.host-action-result.v1`` against the location it answers.
+
+    ``location`` is as for :func:`host_action_input_digest`; ``result`` is the result
+    mapping the host built (parsed JSON). Returns ``None`` when the result is valid:
+    exactly the members ``schema``, ``handler``, ``input_digest``, ``output`` and
+    ``receipt``; ``handler`` equal to the location's; ``input_digest`` equal to
+    :func:`host_action_input_digest` of the location; ``output.schema`` equal to the
+    location's ``output_schema`` with exactly one of ``inline`` (any JSON value) or
+    ``resource`` (``{ref, digest}``: a non-empty opaque ref and a ``sha256:`` digest,
+    neither dereferenced); ``receipt`` ``{adapter, adapter_version}`` with an id and a
+    semantic version. A location ``revision``, when present, must be a digest.
+
+    Raises :class:`~agent_graph.errors.AgentGraphError` with code
+    ``host-action-result-invalid``, whose diagnostic's ``pointer`` (and
+    ``detail["member"]``) names the failing member (``/input_digest``, ``/output/schema``
+    …), or ``host-action-location-invalid`` for a malformed location. The output
+    content itself is not checked against the output schema: that is the host's job.
+    """
     loc = _host_location(location)
     if loc.revision is not None and not is_digest(loc.revision):
         _invalid("Location revision must be a sha256 digest", "/revision")
@@ -334,8 +359,12 @@ def validate_host_action_result(
 
 
 def host_action_output_digest(result: Mapping[str, Any]) -> str:
-    """The digest of a (validated) result's output: the managed resource's own digest, or
-    the canonical digest of the inline value."""
+    """The digest of a result's output, as read receipts carry it.
+
+    ``result`` must already have passed :func:`validate_host_action_result` (this
+    function does not check it). Returns ``output.resource.digest`` for a managed
+    resource, else the canonical ``sha256:`` digest of ``output.inline``.
+    """
     output = result["output"]
     if "resource" in output:
         return str(output["resource"]["digest"])
@@ -345,8 +374,19 @@ def host_action_output_digest(result: Mapping[str, Any]) -> str:
 def host_action_read_receipt(
     location: HostActionLocation | Mapping[str, Any], result: Any
 ) -> dict[str, str]:
-    """The read receipt that marks this location ``current`` on later Routes of the same
-    revision: ``{id, revision, digest}`` with the output digest."""
+    """The read receipt that marks a host-action location ``current``.
+
+    ``location`` must come from a Route (it needs its ``revision``); ``result`` is the
+    host's result for it. Validates ``result`` as :func:`validate_host_action_result`
+    does, then returns ``{"id": …, "revision": …, "digest": …}``: the location's id and
+    revision and :func:`host_action_output_digest` of the result. Put it in the
+    ``receipts`` list of an ``agent-graph.resource-read-receipts.v1`` set
+    (``{"schema", "provider", "receipts"}``) and pass that set as the routing state's
+    ``receipts`` (CLI: ``--resource-receipts``): Routes of the same revision then show
+    the location with ``readState: current``. Raises ``host-action-result-invalid``
+    for an invalid result or a location without a revision (pointer ``/revision``),
+    ``host-action-location-invalid`` for a malformed location.
+    """
     loc = _host_location(location)
     validate_host_action_result(loc, result)
     if loc.revision is None:

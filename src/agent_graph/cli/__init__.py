@@ -24,7 +24,51 @@ from .render import FORMATS, emit_error
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 
 
-@click.group(context_settings=CONTEXT_SETTINGS, invoke_without_command=True)
+#: Every subcommand: name -> (module of this package, attribute). A command's module is
+#: imported only when that command runs (or ``--help`` lists them all), so one command's
+#: start-up does not pay for every other's imports.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "build": ("build", "build_command"),
+    "code": ("code", "code_group"),
+    "evaluate": ("evaluate", "evaluate_command"),
+    "inspect": ("validate", "inspect_group"),
+    "ir": ("ir", "ir_group"),
+    "resource": ("resource", "resource_group"),
+    "route": ("evaluate", "route_command"),
+    "run": ("run", "run_group"),
+    "schema": ("schema", "schema_group"),
+    "test": ("testcmd", "test_command"),
+    "validate": ("validate", "validate_command"),
+}
+
+
+def load_command(name: str) -> click.Command | None:
+    found = COMMANDS.get(name)
+    if found is None:
+        return None
+    from importlib import import_module
+
+    command: click.Command = getattr(import_module(f"{__name__}.{found[0]}"), found[1])
+    _full_short_help(command)
+    return command
+
+
+def commands() -> list[click.Command]:
+    """Every subcommand, in the order ``--help`` lists them."""
+    return [command for name in COMMANDS if (command := load_command(name)) is not None]
+
+
+class _Commands(click.Group):
+    """The top-level group: subcommands come from :data:`COMMANDS`, loaded on demand."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return load_command(cmd_name)
+
+
+@click.group(cls=_Commands, context_settings=CONTEXT_SETTINGS, invoke_without_command=True)
 @click.version_option(
     __version__,
     "-V",
@@ -53,27 +97,6 @@ def cli(
         ctx.exit(2)
 
 
-def commands() -> list[click.Command]:
-    """Every subcommand, in the order ``--help`` lists them (sorted by click)."""
-    from .build import build_command
-    from .evaluate import evaluate_command, route_command
-    from .ir import ir_group
-    from .run import run_group
-    from .testcmd import test_command
-    from .validate import inspect_group, validate_command
-
-    return [
-        build_command,
-        evaluate_command,
-        inspect_group,
-        ir_group,
-        route_command,
-        run_group,
-        test_command,
-        validate_command,
-    ]
-
-
 def first_sentence(text: str) -> str:
     """The first sentence of a help text (its first paragraph's words up to a final ``.``)."""
     words = text.split("\n\n", 1)[0].split()
@@ -94,16 +117,9 @@ def _full_short_help(command: click.Command) -> None:
             _full_short_help(sub)
 
 
-def _register() -> None:
-    for command in commands():
-        _full_short_help(command)
-        cli.add_command(command)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     fmt = format_from_argv(args)
-    _register()
     try:
         result = cli.main(args=args, prog_name="agc", standalone_mode=False)
     except click.exceptions.Exit as exc:

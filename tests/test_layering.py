@@ -40,12 +40,24 @@ ALLOWED: dict[str, set[str]] = {
     "vm": BASE | {"ir", "exec"},  # exec: stdlib only (argument vectors of command plans)
     "bundles": BASE | {"documents", "ir"},
     "runs": BASE | {"documents", "ir", "vm"},
+    "materialize": BASE | {"vm", "ir", "exec", "documents"},
     "compiler": BASE | {"documents", "bundles", "ir", "exec", "schemas"},
     "ROOT": BASE | {"compiler", "bundles", "vm"},
     "testing": BASE | {"ROOT", "documents", "vm"},
     "pytest_plugin": BASE | {"ROOT", "testing", "vm"},
     "cli": BASE
-    | {"ROOT", "compiler", "documents", "bundles", "ir", "vm", "runs", "exec", "testing"},
+    | {
+        "ROOT",
+        "compiler",
+        "documents",
+        "bundles",
+        "ir",
+        "vm",
+        "runs",
+        "exec",
+        "testing",
+        "materialize",
+    },
     "__main__": {"cli"},
 }
 

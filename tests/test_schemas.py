@@ -593,6 +593,17 @@ VALID: dict[str, list[Doc]] = {
             "document": file_location(),
         },
     ],
+    "materialization": [
+        {
+            "schema": "agent-graph.materialization.v1",
+            "provider": "p",
+            "resource": "status.current",
+            "revision": R,
+            "digest": D,
+            "mediaType": "text/markdown",
+            "file": "/cache/0123.md",
+        },
+    ],
     "skill-binding": [
         {
             "schema": "agent-graph.skill-binding.v1",
@@ -696,7 +707,7 @@ def test_schema_names_are_the_packaged_files() -> None:
     assert list(S.SCHEMA_NAMES) == files
     assert list(S.SCHEMA_NAMES) == sorted(S.SCHEMA_NAMES)
     assert set(VALID) == set(S.SCHEMA_NAMES)
-    assert len(S.SCHEMA_NAMES) == 22
+    assert len(S.SCHEMA_NAMES) == 23
 
 
 @pytest.mark.parametrize("name", S.SCHEMA_NAMES)

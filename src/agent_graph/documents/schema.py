@@ -46,9 +46,10 @@ SCHEMA_NAMES: tuple[str, ...] = tuple(
     sorted(
         """
         action bundle code-catalog code-location error evaluation graph host-action-result
-        inspect provider resource resource-location.file resource-location.graph-action
-        resource-location.host-action resource-read-receipts resource.file
-        resource.graph-action resource.host-action route run skill-binding test-case
+        inspect materialization provider resource resource-location.file
+        resource-location.graph-action resource-location.host-action resource-read-receipts
+        resource.file resource.graph-action resource.host-action route run skill-binding
+        test-case
         """.split()  # noqa: SIM905
     )
 )

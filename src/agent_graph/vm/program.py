@@ -21,9 +21,11 @@ from .kinds import Outcome, StatusCode
 from .state import Normalized, RoutingState, normalize
 
 if TYPE_CHECKING:
+    from .locations import FileLocation
     from .route import Route
 
 EVALUATION_SCHEMA = "agent-graph.evaluation.v1"
+CODE_LOCATION_SCHEMA = "agent-graph.code-location.v1"
 
 StateLike = RoutingState | Mapping[str, Any] | None
 
@@ -66,6 +68,34 @@ class Evaluation:
             c.summary() for c in self.candidates[1 : 1 + MAX_ALTERNATIVE_ROUTES]
         ]
         out["diagnostics"] = [d.to_dict() for d in self.diagnostics]
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class CodeLocation:
+    """One Code Catalog entry as :meth:`Program.locate_code` finds it; :meth:`to_dict` is
+    ``agent-graph.code-location.v1``. ``document`` is the entry's static document located
+    as an installed file (no read state), or None."""
+
+    provider: str
+    code: str
+    kind: str
+    summary: str
+    severity: str | None
+    document: FileLocation | None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "schema": CODE_LOCATION_SCHEMA,
+            "provider": self.provider,
+            "code": self.code,
+            "kind": self.kind,
+            "summary": self.summary,
+        }
+        if self.severity:
+            out["severity"] = self.severity
+        if self.document is not None:
+            out["document"] = self.document.to_dict()
         return out
 
 
@@ -113,6 +143,44 @@ class Program:
                 "graph-missing", f"Provider {self.ir.provider_id} has no graph {graph_id}"
             )
         return self.ir.graphs[index]
+
+    @property
+    def has_catalog(self) -> bool:
+        """Whether the Provider declares a Code Catalog (one without entries counts)."""
+        return self.ir.catalog is not None
+
+    def codes(self) -> tuple[r.CatalogEntry, ...]:
+        """The Code Catalog entries in file order; empty without a catalog. Each entry's
+        ``raw`` is the authored entry (read-only JSON; ``copy.deepcopy`` gives plain data)."""
+        return self.ir.catalog or ()
+
+    def locate_code(self, code: str) -> CodeLocation:
+        """The catalog entry for ``code`` with its document located (``code-missing`` when
+        the Provider has no catalog or no entry for ``code``)."""
+        from .locations import FileLocation, locate_resource
+
+        entry = next((e for e in self.codes() if e.code == code), None)
+        if entry is None:
+            raise AgentGraphError(
+                "code-missing",
+                f"Provider {self.ir.provider_id} has no catalog entry for {code}",
+            )
+        document = None
+        if entry.document != r.NONE:
+            location = locate_resource(self.root, self.ir.resources[entry.document], None)
+            if not isinstance(location, FileLocation):  # the compiler allows static ones only
+                from ..ir.decoders import corrupt
+
+                raise corrupt(f"catalog entry {code}: its document is not a static resource")
+            document = location
+        return CodeLocation(
+            provider=self.ir.provider_id,
+            code=entry.code,
+            kind=entry.kind,
+            summary=entry.summary,
+            severity=entry.severity,
+            document=document,
+        )
 
     def _evaluate(self, graph_id: str, entry: str, state: Normalized) -> Evaluation:
         graph = self.graph(graph_id)

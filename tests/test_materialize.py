@@ -472,3 +472,25 @@ def test_the_vm_does_not_import_materialize() -> None:
     code = "import sys, agent_graph.vm; print('agent_graph.materialize' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_readme_dynamic_resources_command_runs_as_written(tmp_path: Path) -> None:
+    """The README's one-command materialization, run by bash exactly as written."""
+    import re
+    import shutil
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Dynamic resources", 1)[1].split("\n## ", 1)[0]
+    (command,) = re.findall(r"```bash\n(.*?)\n```", section, re.S)
+    shutil.copytree(root / "examples", tmp_path / "examples")
+    cache = tmp_path / "agc-cache"
+    command = command.replace("/tmp/agc-cache", str(cache))
+    done = subprocess.run(
+        ["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    receipts = list(cache.glob("*.receipt.json"))
+    assert len(receipts) == 1
+    assert str(cache) in done.stdout

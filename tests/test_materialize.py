@@ -474,16 +474,16 @@ def test_the_vm_does_not_import_materialize() -> None:
     assert out.stdout.strip() == "False"
 
 
-def test_the_readme_dynamic_resources_command_runs_as_written(tmp_path: Path) -> None:
-    """The README's one-command materialization, run by bash exactly as written."""
+@pytest.mark.parametrize("readme", ["README.md", "examples/context-views/README.md"])
+def test_the_readme_materialize_command_runs_as_written(tmp_path: Path, readme: str) -> None:
+    """The READMEs' one-command materialization, run by bash exactly as written."""
     import re
     import shutil
     import subprocess
 
     root = Path(__file__).resolve().parent.parent
-    readme = (root / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Dynamic resources", 1)[1].split("\n## ", 1)[0]
-    (command,) = re.findall(r"```bash\n(.*?)\n```", section, re.S)
+    text = (root / readme).read_text(encoding="utf-8")
+    (command,) = re.findall(r"```bash\n(agc resource materialize .*?)\n```", text, re.S)
     shutil.copytree(root / "examples", tmp_path / "examples")
     cache = tmp_path / "agc-cache"
     command = command.replace("/tmp/agc-cache", str(cache))

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -39,6 +38,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from generate import write_chain_provider
+from results import write_result
 
 import agent_graph
 from agent_graph import compile_provider
@@ -158,20 +158,15 @@ def main() -> None:
         cells = " ".join(f"{row[key]:>12.1f} ms" for key, _ in columns)
         print(f"{row['subject']:<16} {row['nodes']:>6} {cells}")
     print(f"python -c pass: {baseline:.1f} ms (python -I -S -c pass: {isolated:.1f} ms)")
-    result = {
-        "benchmark": "bundle",
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "load_average": os.getloadavg()[0],
-        "runs": args.runs,
-        "python_start_ms": baseline,
-        "python_start_isolated_ms": isolated,
-        "rows": rows,
-    }
-    target = Path(__file__).resolve().parent / "results" / "bundle.json"
-    target.parent.mkdir(exist_ok=True)
-    target.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {target.relative_to(ROOT)}")
+    write_result(
+        "bundle",
+        {
+            "runs": args.runs,
+            "python_start_ms": baseline,
+            "python_start_isolated_ms": isolated,
+            "rows": rows,
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -13,15 +13,15 @@ Usage: python benchmarks/materialize_bench.py [--runs 31] [--quick]
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import statistics
 import subprocess
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from results import write_result
 
 import agent_graph
 from agent_graph.materialize import materialize
@@ -76,20 +76,15 @@ def main() -> None:
     print(f"{'materialize (spawn to receipt)':<34} {materialize_ms:>7.2f} ms")
     print(f"{'subprocess.run of the command':<34} {bare_ms:>7.2f} ms")
     print(f"{'ratio':<34} {ratio:>10.2f}")
-    result = {
-        "benchmark": "materialize",
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "load_average": os.getloadavg()[0],
-        "runs": runs,
-        "materialize_ms": materialize_ms,
-        "subprocess_run_ms": bare_ms,
-        "ratio": ratio,
-    }
-    target = Path(__file__).resolve().parent / "results" / "materialize.json"
-    target.parent.mkdir(exist_ok=True)
-    target.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {target.relative_to(ROOT)}")
+    write_result(
+        "materialize",
+        {
+            "runs": runs,
+            "materialize_ms": materialize_ms,
+            "subprocess_run_ms": bare_ms,
+            "ratio": ratio,
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -40,6 +40,17 @@ def agc(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]
     )
 
 
+def python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``code`` in a fresh interpreter, under the deadline (a hang fails, never blocks)."""
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+        check=False,
+    )
+
+
 def error_of(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     envelope: dict[str, Any] = json.loads(done.stderr.strip().splitlines()[-1])
     error: dict[str, Any] = envelope["error"]
@@ -72,13 +83,7 @@ def test_compile_provider_on_a_fifo_raises(tmp_path: Path) -> None:
         "except AgentGraphError as exc:\n"
         "    print(exc.code)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code, str(fifo)],
-        capture_output=True,
-        text=True,
-        timeout=DEADLINE,
-        check=False,
-    )
+    done = python(code, str(fifo))
     assert done.stdout.strip() in ("file-missing", "file-read-failed"), done.stderr
 
 
@@ -116,13 +121,7 @@ def test_readers_refuse_a_fifo(tmp_path: Path) -> None:
         "    except AgentGraphError as exc:\n"
         "        print(exc.code)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code, str(fifo)],
-        capture_output=True,
-        text=True,
-        timeout=DEADLINE,
-        check=False,
-    )
+    done = python(code, str(fifo))
     assert done.stdout.split() == ["file-read-failed", "file-read-failed"], done.stderr
 
 

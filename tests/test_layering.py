@@ -43,6 +43,11 @@ ALLOWED: dict[str, set[str]] = {
     "materialize": BASE | {"vm", "ir", "exec", "documents"},
     "compiler": BASE | {"documents", "bundles", "ir", "exec", "schemas"},
     "ROOT": BASE | {"compiler", "bundles", "vm"},
+    # Provider authoring (init, import, migrate): writes sources, reads them back through the
+    # compiler to prove what it wrote validates
+    "authoring": BASE | {"documents", "compiler", "schemas"},
+    # Flow packages (FLOW.md): their own front end on the shared documents layer and IR codec
+    "flow": BASE | {"documents", "ir", "exec", "schemas"},
     "testing": BASE | {"ROOT", "documents", "vm"},
     "pytest_plugin": BASE | {"ROOT", "testing", "vm"},
     "cli": BASE
@@ -57,6 +62,8 @@ ALLOWED: dict[str, set[str]] = {
         "exec",
         "testing",
         "materialize",
+        "authoring",
+        "flow",
     },
     "__main__": {"cli"},
 }

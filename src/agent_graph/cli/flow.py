@@ -1,0 +1,89 @@
+"""``agc flow check|list``: Flow packages (``FLOW.md``), checked and discovered.
+
+``check`` prints ``{"state":"valid","flow","nodes","children","diagnostics"}`` for a
+valid Flow (``nodes``: its work nodes and forks; ``children``: the distinct Flow ids it
+runs directly; ``diagnostics``: its warnings) and the ``agent-graph.error.v1`` envelope
+of every error otherwise, first error's code on top. ``list`` finds packages under a
+root (``.flows`` when it exists, else the working directory).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..errors import AgentGraphError
+from .context import options
+from .options import format_option
+from .render import emit, emit_error, warnings_lines
+
+
+@click.group("flow", invoke_without_command=True)
+@click.pass_context
+def flow_group(ctx: click.Context) -> None:
+    """Check and list Flow packages (FLOW.md files)."""
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help(), err=True)
+        ctx.exit(2)
+
+
+@flow_group.command("check")
+@click.argument("entry", metavar="DIR|FLOW.md")
+@click.option(
+    "--lenient",
+    is_flag=True,
+    help="Accept nodes that cannot reach finish (C.11) and unknown command members (C.26).",
+)
+@format_option
+@click.pass_context
+def check_command(ctx: click.Context, /, entry: str, lenient: bool, **local: Any) -> None:
+    """Check a Flow package and every Flow it runs: structure, actions, resources."""
+    from ..flow.lower import lower
+    from ..flow.package import load_closure
+    from ..flow.program import FlowProgram
+
+    fmt = options(ctx, **local).fmt
+    closure = load_closure(entry, strict=not lenient)
+    diagnostics = closure.diagnostics()
+    errors = [d for d in diagnostics if d.severity == "error"]
+    bases = [closure.base]
+    if errors:
+        emit_error(fmt, AgentGraphError(errors[0].code, errors[0].message, diagnostics), bases)
+        ctx.exit(1)
+    program = FlowProgram(lower(closure), closure.base)
+    root = program.root
+    children = [program.flows[i].id for i in root.children]
+    warnings = [d for d in diagnostics if d.severity == "warning"]
+    count = len(root.nodes) + len(root.forks)
+    document = {
+        "state": "valid",
+        "flow": root.id,
+        "nodes": count,
+        "children": children,
+        "diagnostics": [w.to_dict() for w in warnings],
+    }
+    runs = f"; runs {', '.join(children)}" if children else ""
+    lines = [f"Valid flow {root.id}: {count} node(s){runs}"]
+    lines += warnings_lines(warnings, bases)
+    emit(fmt, document, lines)
+
+
+@flow_group.command("list")
+@click.argument("root", required=False, metavar="[ROOT]")
+@format_option
+@click.pass_context
+def list_command(ctx: click.Context, /, root: str | None, **local: Any) -> None:
+    """List the Flow packages under ROOT (default: .flows, else the working directory)."""
+    from ..flow.discover import discover
+
+    fmt = options(ctx, **local).fmt
+    if root is None:
+        root = ".flows" if Path(".flows").is_dir() else os.curdir
+    found = discover(root)
+    lines = [f"{f.id}  {f.path}  {f.description or ''}".rstrip() for f in found]
+    if not found:
+        lines = [f"No Flow packages under {root}"]
+    emit(fmt, {"flows": [f.to_dict() for f in found]}, lines)

@@ -1,0 +1,439 @@
+"""The action block of each node section, read and checked on its own (A.4–A.5, A.7, A.1).
+
+What a block can be checked for without the graph is checked here: the JSON of command
+and ``执行Flow`` blocks, where placeholders stand, resource paths. Whether a
+``{ref.outcome}`` is allowed (only in a join's ``stdin``) needs the graph, so every
+branch reference is kept, with its position, for :mod:`.structure`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from . import templates
+from .findings import Findings
+from .markdown import Fence
+from .resources import PackageFiles
+
+AGENT_NEW, AGENT_REUSE, COMMAND, FLOW = "新建Agent", "复用Agent", "执行自定义命令", "执行Flow"
+COMMAND_KEYS: Final = ("command", "args", "stdin")
+FLOW_ID: Final = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+
+# [text](target "title"): a CommonMark inline link (or image), target bare or in <…>.
+_LINK: Final = re.compile(
+    r"!?\[(?:[^\]\\\n]|\\.)*\]\([ \t]*(<[^<>\n]*>|[^\s()<>]*)"
+    r"(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*\)"
+)
+_ABSOLUTE: Final = re.compile(r"^(?:/|~|[A-Za-z]:[\\/])")
+_LOOKS_LIKE_SCRIPT: Final = re.compile(r"(?:^|[=:,\s]|\./)scripts/\S*\.mjs\b")
+
+
+@dataclass(frozen=True, slots=True)
+class BranchUse:
+    """A ``{ref.outcome}`` in a block: ``in_stdin`` (of a command), ``standalone``."""
+
+    ref: str
+    line: int
+    column: int
+    in_stdin: bool
+    standalone: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """A part of an Agent prompt: text, ``{outcome}``, or a mapped resource link target
+    (``text`` = package-relative path, ``fragment`` with its ``#``)."""
+
+    kind: str  # "text" | "outcome" | "resource"
+    text: str
+    fragment: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Arg:
+    parts: tuple[str, ...]
+    script: str | None  # package-relative path of a mapped scripts/… argument
+
+
+@dataclass(slots=True)
+class Action:
+    """A checked action block. ``kind`` is the marker; which members are set depends on it."""
+
+    kind: str
+    fence: Fence
+    prompt: list[Piece] = field(default_factory=list)
+    command: tuple[str, ...] = ()
+    args: list[Arg] = field(default_factory=list)
+    has_stdin: bool = False
+    stdin: Any = None
+    slots: list[templates.Slot] = field(default_factory=list)  # stdin slots
+    flow: str | None = None
+    flow_at: tuple[int, int] = (1, 1)
+    has_task: bool = False
+    task: Any = None
+    task_slots: list[templates.Slot] = field(default_factory=list)
+    branch_uses: list[BranchUse] = field(default_factory=list)
+    valid: bool = True
+
+
+class _Block:
+    """Positions inside a fence's content, as file line and column."""
+
+    def __init__(self, fence: Fence) -> None:
+        self.fence = fence
+        self.starts = [0] + [i + 1 for i, c in enumerate(fence.body) if c == "\n"]
+
+    def at(self, offset: int) -> tuple[int, int]:
+        from bisect import bisect_right
+
+        row = bisect_right(self.starts, offset) - 1
+        return self.fence.body_line + row, offset - self.starts[row] + self.fence.column
+
+
+def read_action(fence: Fence, files: PackageFiles, findings: Findings, strict: bool) -> Action:
+    """Check one action block (its marker is already known to be valid)."""
+    action = Action(fence.info, fence)
+    block = _Block(fence)
+    if fence.info in (AGENT_NEW, AGENT_REUSE):
+        _agent(action, block, files, findings)
+    elif fence.info == COMMAND:
+        _command(action, block, files, findings, strict)
+    else:
+        _flow_call(action, block, findings)
+    return action
+
+
+# -- Agent prompts -----------------------------------------------------------------------
+
+
+def _agent(action: Action, block: _Block, files: PackageFiles, findings: Findings) -> None:
+    text = action.fence.body
+    cuts: list[tuple[int, int, Piece]] = []
+    for match in _LINK.finditer(text):
+        raw = match.group(1)
+        start = match.start(1)
+        target = raw[1:-1] if raw.startswith("<") else raw
+        target_at = start + (1 if raw.startswith("<") else 0)
+        line, column = block.at(target_at)
+        if _ABSOLUTE.match(target):
+            findings.warning(
+                "flow-absolute-path",
+                f"link target {target!r} is a machine-specific absolute path",
+                line,
+                column,
+            )
+        if not target.startswith("references/"):
+            continue
+        path, hashmark, fragment = target.partition("#")
+        if files.reference(path, line, column, findings):
+            cuts.append((start, match.end(1), Piece("resource", path, hashmark + fragment)))
+    for match in templates.PLACEHOLDER.finditer(text):
+        if match.group(1) is None:
+            cuts.append((match.start(), match.end(), Piece("outcome", "")))
+        else:
+            line, column = block.at(match.start())
+            action.branch_uses.append(BranchUse(match.group(1), line, column, False, False))
+    pieces: list[Piece] = []
+    last = 0
+    for start, end, piece in sorted(cuts, key=lambda cut: cut[0]):
+        if start < last:
+            continue  # a placeholder inside a link target stays text of the target
+        if start > last:
+            pieces.append(Piece("text", text[last:start]))
+        pieces.append(piece)
+        last = end
+    if last < len(text):
+        pieces.append(Piece("text", text[last:]))
+    action.prompt = pieces
+
+
+# -- JSON blocks -------------------------------------------------------------------------
+
+
+def _json_object(
+    action: Action, block: _Block, findings: Findings, code: str, what: str
+) -> templates.Parsed | None:
+    """Lex and parse; report placeholder misuse and JSON errors. None when unusable."""
+    parsed = templates.parse(action.fence.body)
+    lexed = parsed.lexed
+    for found in lexed.placeholders:
+        line, column = block.at(found.offset)
+        if found.ref is None and not found.in_string:
+            findings.error(
+                "flow-outcome-outside-string",
+                f"{{outcome}} in a {what} block must be inside a JSON string, "
+                'as in "task": "{outcome}"',
+                line,
+                column,
+            )
+        elif found.ref is not None and (found.in_string or not found.standalone):
+            where = "inside a JSON string" if found.in_string else "joined to other text"
+            findings.error(
+                "flow-branch-ref-not-standalone",
+                f"{{{found.ref}.outcome}} is {where}; it must be a whole JSON value, "
+                f'as in "{found.ref}": {{{found.ref}.outcome}}',
+                line,
+                column,
+            )
+    standalone_ok = all(p.standalone or p.in_string for p in lexed.placeholders)
+    if parsed.error is not None:
+        if not standalone_ok:
+            return None  # the misplaced placeholder is the reason; said above
+        error = parsed.error
+        offset = _offset(action.fence.body, error.line or 1, error.column or 1)
+        line, column = block.at(offset)
+        member = _member_at(lexed.keys, offset)
+        if code == "flow-command-json-invalid" and member == "stdin":
+            findings.error(
+                "flow-command-stdin-invalid",
+                f"stdin is not valid JSON: {error.message}",
+                line,
+                column,
+            )
+        else:
+            findings.error(code, f"the {what} block is not JSON: {error.message}", line, column)
+        return None
+    if not isinstance(parsed.value, dict):
+        line, column = block.at(_first_significant(action.fence.body))
+        findings.error(code, f"the {what} block must be a JSON object", line, column)
+        return None
+    for duplicate in lexed.duplicates:
+        line, column = block.at(duplicate.offset)
+        inside_stdin = duplicate.depth > 1 and _member_at(lexed.keys, duplicate.offset) == "stdin"
+        findings.error(
+            "flow-command-stdin-invalid" if inside_stdin else code,
+            f"member {duplicate.name!r} appears twice in one object",
+            line,
+            column,
+        )
+    if lexed.duplicates:
+        return None
+    return parsed
+
+
+def _offset(text: str, line: int, column: int) -> int:
+    start = 0
+    for _ in range(line - 1):
+        found = text.find("\n", start)
+        if found == -1:
+            break
+        start = found + 1
+    return start + column - 1
+
+
+def _first_significant(text: str) -> int:
+    stripped = len(text) - len(text.lstrip())
+    return min(stripped, max(len(text) - 1, 0))
+
+
+def _member_at(keys: list[templates.Key], offset: int) -> str | None:
+    """The top-level member whose text holds ``offset`` (None before the first)."""
+    found = None
+    for key in keys:
+        if key.depth == 1 and key.offset <= offset:
+            found = key.name
+    return found
+
+
+def _top_key(lexed: templates.Lexed, name: str) -> templates.Key | None:
+    return next((k for k in lexed.keys if k.depth == 1 and k.name == name), None)
+
+
+def _branch_uses(action: Action, block: _Block, lexed: templates.Lexed) -> None:
+    for found in lexed.placeholders:
+        if found.ref is None:
+            continue
+        line, column = block.at(found.offset)
+        in_stdin = _member_at(lexed.keys, found.offset) == "stdin"
+        standalone = found.standalone and not found.in_string
+        action.branch_uses.append(BranchUse(found.ref, line, column, in_stdin, standalone))
+
+
+def _command(
+    action: Action, block: _Block, files: PackageFiles, findings: Findings, strict: bool
+) -> None:
+    parsed = _json_object(action, block, findings, "flow-command-json-invalid", "command")
+    if parsed is None:
+        action.valid = False
+        _branch_uses(action, block, templates.lex(action.fence.body))
+        return
+    value: dict[str, Any] = parsed.value
+    lexed = parsed.lexed
+    _branch_uses(action, block, lexed)
+
+    def key_at(name: str) -> tuple[int, int]:
+        key = _top_key(lexed, name)
+        return block.at(key.offset) if key is not None else (action.fence.line, action.fence.column)
+
+    if strict:
+        for key in lexed.keys:
+            if key.depth == 1 and key.name not in COMMAND_KEYS:
+                line, column = block.at(key.offset)
+                findings.error(
+                    "flow-command-unknown-field",
+                    f"command member {key.name!r} is not part of the format (command, args, "
+                    "stdin); it would be ignored (agc flow check --lenient ignores it)",
+                    line,
+                    column,
+                )
+                action.valid = False
+    command = value.get("command")
+    if not isinstance(command, str) or not command.strip():
+        shown = "missing" if "command" not in value else "empty or not a string"
+        findings.error(
+            "flow-command-missing",
+            f"the command block's command is {shown}; it names the program to run",
+            *key_at("command"),
+        )
+        action.valid = False
+    else:
+        line, column = key_at("command")
+        value_line, value_column = block.at(_top_key(lexed, "command").value_offset)  # type: ignore[union-attr]
+        if _ABSOLUTE.match(command):
+            findings.warning(
+                "flow-absolute-path",
+                f"command {command!r} is a machine-specific absolute path",
+                value_line,
+                value_column,
+            )
+        if _LOOKS_LIKE_SCRIPT.search(command) or command.startswith("scripts/"):
+            findings.warning(
+                "resource-path-not-mapped",
+                f"command {command!r} looks like a package script but only standalone "
+                'args are mapped: use "command": "node", "args": ["scripts/…"]',
+                value_line,
+                value_column,
+            )
+        action.command = tuple(command.split(templates.OUTCOME))
+    args = value.get("args", [])
+    if "args" in value and (
+        not isinstance(args, list) or not all(isinstance(a, str) for a in args)
+    ):
+        findings.error(
+            "flow-command-args-invalid", "args must be an array of strings", *key_at("args")
+        )
+        action.valid = False
+    elif isinstance(args, list):
+        _args(action, block, lexed, args, files, findings)
+    action.has_stdin = "stdin" in value
+    found = templates.slots(value, lexed.stand_ins)
+    templates.blank_slots(value, found)
+    action.stdin = value.get("stdin")
+    action.slots = [
+        templates.Slot(s.path[1:], s.branch, s.parts) for s in found if s.path[:1] == ("stdin",)
+    ]
+    if action.has_stdin:
+        _stdin_strings(action.stdin, key_at("stdin"), findings)
+
+
+def _args(
+    action: Action,
+    block: _Block,
+    lexed: templates.Lexed,
+    args: list[str],
+    files: PackageFiles,
+    findings: Findings,
+) -> None:
+    key = _top_key(lexed, "args")
+    # Each argument's opening quote, in order: the strings after the args member.
+    quotes = _string_offsets(action.fence.body, key.value_offset if key else 0, len(args))
+    for index, arg in enumerate(args):
+        line, column = block.at(quotes[index]) if index < len(quotes) else block.at(0)
+        if _ABSOLUTE.match(arg):
+            findings.warning(
+                "flow-absolute-path",
+                f"argument {arg!r} is a machine-specific absolute path",
+                line,
+                column,
+            )
+        script = None
+        if arg.startswith("scripts/"):
+            if files.script(arg, line, column, findings):
+                script = arg
+            else:
+                action.valid = False
+        elif _LOOKS_LIKE_SCRIPT.search(arg):
+            findings.warning(
+                "resource-path-not-mapped",
+                f"argument {arg!r} looks like a package script but is not mapped: only an "
+                "argument that is exactly scripts/….mjs is resolved in the package",
+                line,
+                column,
+            )
+        action.args.append(Arg(tuple(arg.split(templates.OUTCOME)), script))
+
+
+def _string_offsets(text: str, start: int, count: int) -> list[int]:
+    """Offsets of the opening quotes of the next ``count`` strings from ``start``."""
+    found: list[int] = []
+    index = start
+    while len(found) < count and index < len(text):
+        if text[index] == '"':
+            found.append(index)
+            index += 1
+            while index < len(text) and text[index] != '"':
+                index += 2 if text[index] == "\\" else 1
+        index += 1
+    return found
+
+
+def _stdin_strings(value: Any, at: tuple[int, int], findings: Findings) -> None:
+    todo = [value]
+    while todo:
+        current = todo.pop()
+        if isinstance(current, str) and _LOOKS_LIKE_SCRIPT.search(current):
+            findings.warning(
+                "resource-path-not-mapped",
+                f"stdin text {current!r} names a package script, but stdin is passed "
+                "unchanged (it resolves against the business cwd)",
+                *at,
+            )
+        elif isinstance(current, dict):
+            todo.extend(current.values())
+        elif isinstance(current, list):
+            todo.extend(current)
+
+
+def _flow_call(action: Action, block: _Block, findings: Findings) -> None:
+    parsed = _json_object(action, block, findings, "flow-ref-json-invalid", "执行Flow")
+    if parsed is None:
+        action.valid = False
+        return
+    value: dict[str, Any] = parsed.value
+    lexed = parsed.lexed
+    _branch_uses(action, block, lexed)
+    for key in lexed.keys:
+        if key.depth == 1 and key.name not in ("flow", "task"):
+            line, column = block.at(key.offset)
+            findings.error(
+                "flow-ref-extra-field",
+                f"执行Flow member {key.name!r} is not allowed: only flow and task",
+                line,
+                column,
+            )
+            action.valid = False
+    target = value.get("flow")
+    flow_key = _top_key(lexed, "flow")
+    if not isinstance(target, str) or not FLOW_ID.match(target):
+        where = block.at(flow_key.offset) if flow_key else (action.fence.line, action.fence.column)
+        shown = "missing" if flow_key is None else f"{target!r}"
+        findings.error(
+            "flow-ref-id-invalid",
+            f"执行Flow flow is {shown}; it names a sibling package: a letter, then letters, "
+            "digits, - or _",
+            *where,
+        )
+        action.valid = False
+    else:
+        action.flow = target
+        action.flow_at = block.at(flow_key.value_offset) if flow_key else (action.fence.line, 1)
+    action.has_task = "task" in value
+    found = templates.slots(value, lexed.stand_ins)
+    action.task = value.get("task")
+    action.task_slots = [
+        templates.Slot(s.path[1:], s.branch, s.parts)
+        for s in found
+        if s.path[:1] == ("task",) and s.branch is None
+    ]

@@ -1,0 +1,214 @@
+"""One ``FLOW.md`` read into its parts: front matter, the graph, and the node sections.
+
+Checks here are the ones that need only the file's own structure (Appendix A.2, the
+graph-block rules of A.3, the section layout of A.4); what the graph means and how
+sections match its nodes is :mod:`.structure`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import mermaid
+from .findings import Findings
+from .markdown import Fence, Heading, Item, Scan, Text, scan, split_lines
+
+MARKERS = ("新建Agent", "复用Agent", "执行自定义命令", "执行Flow")
+_EMPTY = {"name": "flow-name-empty", "description": "flow-description-empty"}
+
+
+@dataclass(slots=True)
+class Result:
+    """A level-3 heading of a node section and whether text follows it."""
+
+    heading: Heading
+    described: bool
+    description: str = ""
+
+
+@dataclass(slots=True)
+class Section:
+    """A level-2 heading, the fences of its action area, and its result headings."""
+
+    heading: Heading
+    fences: list[Fence] = field(default_factory=list)
+    results: list[Result] = field(default_factory=list)
+
+    @property
+    def action(self) -> Fence | None:
+        """The action block when the area holds exactly one fence."""
+        return self.fences[0] if len(self.fences) == 1 else None
+
+
+@dataclass(slots=True)
+class Document:
+    name: str | None
+    description: str | None
+    graph: mermaid.Graph | None  # None: no usable graph block
+    header_line: int
+    header_column: int
+    sections: list[Section]
+    lines: list[str]
+
+
+def _front_matter(found: Scan, findings: Findings) -> tuple[str | None, str | None]:
+    front = found.front
+    if not front.present or front.end is None:
+        opened = "is not closed by a line '---'" if front.present else "is missing"
+        findings.error(
+            "flow-frontmatter-missing",
+            f"the front matter {opened}: FLOW.md starts with '---', then name: and "
+            "description: lines, then '---'",
+        )
+        return None, None
+    values: dict[str, str] = {}
+    for key, value, line in front.entries:
+        if key is None:
+            findings.error(
+                "flow-frontmatter-extra-key",
+                f"front matter line {value!r} is not 'key: value' (only name and description)",
+                line,
+            )
+        elif key not in ("name", "description"):
+            findings.error(
+                "flow-frontmatter-extra-key",
+                f"front matter key {key!r} is not allowed: only name and description",
+                line,
+            )
+        elif key in values:
+            findings.error(
+                "flow-frontmatter-duplicate-key", f"front matter key {key!r} appears twice", line
+            )
+        else:
+            values[key] = value
+            if not value:
+                findings.error(_EMPTY[key], f"front matter {key} is empty", line)
+    for key in ("name", "description"):
+        if key not in values:
+            findings.error(_EMPTY[key], f"front matter has no {key}")
+    return values.get("name") or None, values.get("description") or None
+
+
+def _graph(
+    items: list[Item], findings: Findings
+) -> tuple[mermaid.Graph | None, Fence | None, int, int]:
+    blocks = [item for item in items if isinstance(item, Fence) and item.info == "mermaid"]
+    if not blocks:
+        findings.error("flow-graph-count", "FLOW.md has no ```mermaid block with the graph")
+        return None, None, 1, 1
+    for extra in blocks[1:]:
+        findings.error(
+            "flow-graph-count",
+            f"a second ```mermaid block (the graph is at line {blocks[0].line}); "
+            "a FLOW.md has exactly one",
+            extra.line,
+            extra.column,
+        )
+    block = blocks[0]
+    first_heading = next(
+        (i for i in items if isinstance(i, Heading) and i.level == 2 and i.line < block.line),
+        None,
+    )
+    if first_heading is not None:
+        findings.error(
+            "flow-graph-misplaced",
+            f"the graph block comes after the level-2 heading at line {first_heading.line}; "
+            "it belongs before the first node section",
+            block.line,
+            block.column,
+        )
+    if not block.closed:
+        return None, block, block.line, block.column
+    body = block.body.split("\n") if block.body else []
+    start = next((i for i, text in enumerate(body) if text.strip()), None)
+    if start is None:
+        findings.error(
+            "flow-graph-direction",
+            "the graph block is empty; it starts with 'flowchart TD'",
+            block.line,
+            block.column,
+        )
+        return None, block, block.line, block.column
+    header_line = block.body_line + start
+    header = body[start]
+    header_column = len(header) - len(header.lstrip()) + 1
+    if header.strip() != mermaid.HEADER:
+        findings.error(
+            "flow-graph-direction",
+            f"the graph starts with {header.strip()!r}; it must be exactly 'flowchart TD'",
+            header_line,
+            header_column,
+        )
+    graph = mermaid.parse_body(body[start + 1 :], header_line + 1)
+    for message, line, column in graph.syntax_errors:
+        findings.error(
+            "flow-graph-syntax",
+            f"{message}: not a node or edge of the supported Mermaid subset "
+            "(ref[Name], ref{{并行}}, start((开始)), finish((结束)), a --> b, a -->|result| b)",
+            line,
+            column,
+        )
+    return graph, block, header_line, header_column
+
+
+def _sections(items: list[Item], graph_block: Fence | None, findings: Findings) -> list[Section]:
+    sections: list[Section] = []
+    current: Section | None = None
+    result: Result | None = None
+    for item in items:
+        if isinstance(item, Heading):
+            if item.level == 2:
+                current, result = Section(item), None
+                sections.append(current)
+            elif item.level == 3:
+                if current is None:
+                    findings.warning(
+                        "flow-heading-ignored",
+                        f"level-3 heading {item.text!r} comes before the first node section "
+                        "and is ignored",
+                        item.line,
+                    )
+                    continue
+                result = Result(item, False)
+                current.results.append(result)
+            continue
+        if item is graph_block or current is None:
+            continue
+        if result is not None:
+            result.described = True
+        elif isinstance(item, Fence):
+            current.fences.append(item)
+        elif isinstance(item, Text):
+            pass  # prose in the action area: ignored, never part of a prompt
+    for item in items:
+        if isinstance(item, Fence) and not item.closed:
+            findings.error(
+                "flow-fence-unterminated",
+                f"the code block opened here (info {item.info!r}) is never closed; "
+                "close it with the same fence characters",
+                item.line,
+                item.column,
+            )
+    return sections
+
+
+def _describe(sections: list[Section], items: list[Item], lines: list[str]) -> None:
+    """Each result's description: its text up to the next heading, trimmed (C.15)."""
+    starts = [item.line for item in items if isinstance(item, Heading)] + [len(lines) + 1]
+    from bisect import bisect_right
+
+    for section in sections:
+        for result in section.results:
+            end = starts[bisect_right(starts, result.heading.line)]
+            result.description = "\n".join(lines[result.heading.line : end - 1]).strip()
+
+
+def read_document(text: str, findings: Findings) -> Document:
+    """Parse ``text`` (BOM already removed), recording every structural finding."""
+    found = scan(text)
+    lines = split_lines(text)
+    name, description = _front_matter(found, findings)
+    graph, block, header_line, header_column = _graph(found.items, findings)
+    sections = _sections(found.items, block, findings)
+    _describe(sections, found.items, lines)
+    return Document(name, description, graph, header_line, header_column, sections, lines)

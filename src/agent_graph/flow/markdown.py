@@ -1,0 +1,163 @@
+"""The Markdown structure of a ``FLOW.md``: front matter, fences, ATX headings, text lines.
+
+A fence-aware scanner of the CommonMark subset flow-spec C.14–C.15 defines, not a
+CommonMark parser: the format gives meaning to exactly these constructs, and a full
+parser would give meaning to more (an indented ``    ## x`` is code to CommonMark, a
+setext underline makes a heading, HTML blocks swallow lines), which would make a
+Flow's structure depend on rules its authors never see. One pass over the lines,
+every item keeps its 1-based line and column.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Final
+
+_FENCE_OPEN: Final = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
+_HEADING: Final = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
+_CLOSING_HASHES: Final = re.compile(r"(?:^|[ \t]+)#+$")
+
+
+@dataclass(frozen=True, slots=True)
+class Fence:
+    """A fenced code block: where it opens, its info string and its content.
+
+    ``column``: of the first fence character; ``info_column``: of the info string's
+    first character; ``body_line``: the file line of the content's first line;
+    ``closed``: False when the document ended inside it.
+    """
+
+    line: int
+    column: int
+    info: str
+    info_column: int
+    body: str
+    body_line: int
+    closed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Heading:
+    """An ATX heading (levels 1–3 matter; 4–6 are text to this format)."""
+
+    level: int
+    text: str
+    line: int
+    column: int
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """A non-blank line of prose outside fences and headings."""
+
+    line: int
+
+
+Item = Fence | Heading | Text
+
+
+@dataclass(frozen=True, slots=True)
+class FrontMatter:
+    """The ``---`` block's ``key: value`` lines, as (key, value, line); ``end``: the
+    index of the first body line (0-based), or None when the block is missing or open."""
+
+    entries: tuple[tuple[str | None, str, int], ...]
+    end: int | None
+    present: bool
+
+
+@dataclass(slots=True)
+class Scan:
+    front: FrontMatter
+    items: list[Item] = field(default_factory=list)
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines without their endings (LF or CRLF; a lone CR is not a line break here)."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
+def front_matter(lines: list[str]) -> FrontMatter:
+    """C.14: line one is exactly ``---``, the block ends at the next line that is ``---``.
+
+    Each non-blank line is ``key: value``; a line without a colon has key None. YAML
+    (quotes, comments, multi-line values) is deliberately not interpreted.
+    """
+    if not lines or lines[0] != "---":
+        return FrontMatter((), None, False)
+    entries: list[tuple[str | None, str, int]] = []
+    for index in range(1, len(lines)):
+        line = lines[index]
+        if line == "---":
+            return FrontMatter(tuple(entries), index + 1, True)
+        if not line.strip():
+            continue
+        key, colon, value = line.partition(":")
+        if colon:
+            entries.append((key.strip(), value.strip(), index + 1))
+        else:
+            entries.append((None, line.strip(), index + 1))
+    return FrontMatter(tuple(entries), None, True)
+
+
+def _heading(line: str, number: int) -> Heading | None:
+    match = _HEADING.match(line)
+    if match is None:
+        return None
+    text = _CLOSING_HASHES.sub("", match.group(2) or "").strip()
+    return Heading(len(match.group(1)), text, number, line.index("#") + 1)
+
+
+def scan(text: str) -> Scan:
+    """Front matter, then every fence, heading and prose line of the body in order."""
+    lines = split_lines(text)
+    front = front_matter(lines)
+    result = Scan(front)
+    items = result.items
+    index = front.end if front.end is not None else 0
+    total = len(lines)
+    while index < total:
+        line = lines[index]
+        number = index + 1
+        opening = _FENCE_OPEN.match(line)
+        if opening is not None and not (
+            opening.group(2)[0] == "`" and "`" in opening.group(3)  # CommonMark: not a fence
+        ):
+            indent, marks, rest = opening.groups()
+            closer = re.compile(rf"^ {{0,3}}{re.escape(marks[0])}{{{len(marks)},}}[ \t]*$")
+            body: list[str] = []
+            index += 1
+            closed = False
+            while index < total:
+                if closer.match(lines[index]):
+                    closed = True
+                    break
+                content = lines[index]
+                body.append(content[min(len(indent), len(content) - len(content.lstrip(" "))) :])
+                index += 1
+            info = rest.strip()
+            info_column = len(indent) + len(marks) + (len(rest) - len(rest.lstrip())) + 1
+            items.append(
+                Fence(
+                    number,
+                    len(indent) + 1,
+                    info,
+                    info_column,
+                    "\n".join(body),
+                    number + 1,
+                    closed,
+                )
+            )
+            index += 1
+            continue
+        heading = _heading(line, number)
+        if heading is not None and heading.level <= 3:
+            items.append(heading)
+        elif line.strip():
+            items.append(Text(number))
+        index += 1
+    return result

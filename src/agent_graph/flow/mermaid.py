@@ -1,0 +1,153 @@
+"""The graph block of a ``FLOW.md``, parsed with the grammar in ``mermaid.lark``.
+
+The block is parsed in one go; when that fails, each statement line is parsed on its
+own so every bad line gets its diagnostic (one syntax error must not hide the next).
+What comes out is syntax only: node occurrences (a ref, with its shape when the
+occurrence declares one) and edges, each with its file position. What the shapes and
+refs mean is :mod:`.structure`'s business.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any, Final
+
+from lark import Lark, Token, Transformer, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+
+HEADER: Final = "flowchart TD"
+
+
+@dataclass(frozen=True, slots=True)
+class Occurrence:
+    """One written node: ``shape`` is None for a bare ref, else box/circle/hexagon with
+    its ``text`` (trimmed)."""
+
+    ref: str
+    shape: str | None
+    text: str | None
+    line: int
+    column: int
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """``source --> target``; ``label`` None when unlabelled (``-->||`` gives "")."""
+
+    source: Occurrence
+    target: Occurrence
+    label: str | None
+    line: int
+    column: int  # of the arrow
+
+
+@dataclass(slots=True)
+class Graph:
+    occurrences: list[Occurrence] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+    syntax_errors: list[tuple[str, int, int]] = field(default_factory=list)
+
+
+class _Build(Transformer[Token, Any]):
+    """Turns parse events into occurrences and edges as the LALR parser reduces."""
+
+    def __init__(self, line_offset: int) -> None:
+        super().__init__()
+        self.offset = line_offset
+        self.graph = Graph()
+
+    def _at(self, token: Token) -> tuple[int, int]:
+        return (token.line or 1) + self.offset, token.column or 1
+
+    def box(self, children: list[Token]) -> tuple[str, str]:
+        return "box", str(children[0]).strip()
+
+    def circle(self, children: list[Token]) -> tuple[str, str]:
+        return "circle", str(children[0]).strip()
+
+    def hexagon(self, children: list[Token]) -> tuple[str, str]:
+        return "hexagon", str(children[0]).strip()
+
+    def label(self, children: list[Token]) -> str:
+        return str(children[0]).strip() if children else ""
+
+    def node(self, children: list[Any]) -> Occurrence:
+        ref: Token = children[0]
+        shape, text = children[1] if len(children) > 1 else (None, None)
+        line, column = self._at(ref)
+        found = Occurrence(str(ref), shape, text, line, column)
+        self.graph.occurrences.append(found)
+        return found
+
+    def edge(self, children: list[Any]) -> None:
+        source, arrow = children[0], children[1]
+        label = children[2] if len(children) == 4 else None
+        line, column = self._at(arrow)
+        self.graph.edges.append(Edge(source, children[-1], label, line, column))
+
+    def statement(self, children: list[Any]) -> None:
+        return None
+
+    def body(self, children: list[Any]) -> None:
+        return None
+
+
+@cache
+def _grammar() -> str:
+    return resources.files(__package__).joinpath("mermaid.lark").read_text(encoding="utf-8")
+
+
+@cache
+def _parser() -> Lark:
+    return Lark(_grammar(), parser="lalr", start=["body", "statement"])
+
+
+def _message(error: UnexpectedInput, text: str) -> str:
+    if isinstance(error, UnexpectedCharacters):
+        at = error.pos_in_stream or 0
+        found = text[at] if at < len(text) else "end of line"
+        return f"unexpected {found!r}"
+    if isinstance(error, UnexpectedToken):
+        token = error.token
+        if token.type in ("$END", "_NL"):
+            return "the statement ends too early"
+        return f"unexpected {str(token)!r}"
+    return "not a statement of the supported Mermaid subset"
+
+
+def parse_body(lines: list[str], first_line: int) -> Graph:
+    """Parse the statement lines after the header; ``first_line`` is the file line of
+    ``lines[0]``."""
+    try:
+        # The leading newline makes every statement follow one (see the grammar), and
+        # makes lines[0] lark's line 2.
+        tree = _parser().parse("\n" + "\n".join(lines), start="body")
+    except UnexpectedInput:
+        return _parse_lines(lines, first_line)
+    build = _Build(first_line - 2)
+    build.transform(tree)
+    return build.graph
+
+
+def _parse_lines(lines: list[str], first_line: int) -> Graph:
+    """Line by line, so each bad statement is reported (the block failed as a whole)."""
+    graph = Graph()
+    parser = _parser()
+    for offset, raw in enumerate(lines):
+        stripped = raw.strip()
+        if not stripped or stripped.startswith("%%"):
+            continue
+        line = first_line + offset
+        try:
+            tree = parser.parse(raw, start="statement")
+        except UnexpectedInput as error:
+            column = error.column if isinstance(error.column, int) and error.column > 0 else 0
+            if not column:
+                column = len(raw) - len(raw.lstrip()) + 1
+            graph.syntax_errors.append((_message(error, raw), line, column))
+            continue
+        build = _Build(line - 1)
+        build.graph = graph
+        build.transform(tree)
+    return graph

@@ -1,0 +1,154 @@
+"""Flow packages and their closure (flow-spec §1, B.1–B.4, C.21–C.23).
+
+An entry is a package directory or a file named exactly ``FLOW.md``; the id is the
+real package directory's name. ``执行Flow`` targets are siblings, loaded from the
+parent directory of the referring package's real root, depth first with an explicit
+stack (a chain of 500 packages is no deeper for Python than one), each package once
+(a diamond loads its bottom once), and a target already on the loading stack is a
+cycle, self-reference included.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..documents.files import read_text
+from ..errors import AgentGraphError, Diagnostic
+from .document import Document, read_document
+from .findings import Findings
+from .resources import PackageFiles
+from .structure import REF, Structure, check_structure, reuse_first
+
+ENTRY_FILE = "FLOW.md"
+
+
+@dataclass(slots=True)
+class Package:
+    """One loaded package: where it is, what it says, and what was found in it."""
+
+    id: str
+    root: Path  # real path of the package directory
+    display: str  # its FLOW.md as diagnostics show it
+    findings: Findings
+    document: Document | None = None
+    structure: Structure | None = None
+    is_child: bool = False
+
+
+@dataclass(slots=True)
+class Closure:
+    """The entry package and every package it reaches, in load order (entry first)."""
+
+    base: Path  # real parent directory of the entry package
+    packages: dict[str, Package] = field(default_factory=dict)
+
+    @property
+    def root(self) -> Package:
+        return next(iter(self.packages.values()))
+
+    def diagnostics(self) -> list[Diagnostic]:
+        """Every finding: the entry's file first, then each child's, each in file order."""
+        return [d for package in self.packages.values() for d in package.findings.ordered()]
+
+
+def entry_root(path: str | os.PathLike[str]) -> Path:
+    """The real package directory of an entry (``flow-entry-invalid`` / ``flow-entry-missing``)."""
+    given = Path(path)
+    shown = os.fspath(path)
+    if given.is_dir():
+        root = given
+    elif given.name == ENTRY_FILE:
+        root = given.parent
+        if not given.exists():
+            raise _entry_error("flow-entry-missing", f"{shown} does not exist", shown)
+    elif given.exists():
+        raise _entry_error(
+            "flow-entry-invalid",
+            f"{shown} is not a Flow entry: give a package directory or its FLOW.md",
+            shown,
+        )
+    else:
+        raise _entry_error("flow-entry-missing", f"{shown} does not exist", shown)
+    real = Path(os.path.realpath(root))
+    if not (real / ENTRY_FILE).is_file():
+        raise _entry_error(
+            "flow-entry-missing",
+            f"{shown} has no FLOW.md file (a package directory holds one, at its top)",
+            shown,
+        )
+    return real
+
+
+def _entry_error(code: str, message: str, shown: str) -> AgentGraphError:
+    return AgentGraphError(code, message, [Diagnostic(code, message, "error", shown)])
+
+
+def _load(root: Path, base: Path, strict: bool, flow_id: str, *, child: bool) -> Package:
+    display = os.path.relpath(root / ENTRY_FILE, base).replace(os.sep, "/")
+    findings = Findings(display, flow_id, f"{flow_id}: " if child else "")
+    package = Package(flow_id, root, display, findings, is_child=child)
+    try:
+        text = read_text(root / ENTRY_FILE, display=display)
+    except AgentGraphError as error:
+        found = error.diagnostics[0] if error.diagnostics else None
+        code = "flow-encoding-invalid" if error.code == "parse-failed" else error.code
+        line = found.line if found is not None else None
+        column = found.column if found is not None else None
+        findings.error(code, error.message.replace(str(root / ENTRY_FILE), display), line, column)
+        return package
+    document = read_document(text.removeprefix("\ufeff"), findings)
+    package.document = document
+    package.structure = check_structure(document, PackageFiles(root), findings, strict)
+    if not REF.match(flow_id):
+        findings.warning(
+            "flow-id-not-referenceable",
+            f"package directory {flow_id!r} is a valid Flow to run, but 执行Flow cannot "
+            "name it (ids start with a letter and hold letters, digits, - and _)",
+        )
+    return package
+
+
+def load_closure(path: str | os.PathLike[str], *, strict: bool = True) -> Closure:
+    """Load and check the entry and its closure (raises only for a bad entry path)."""
+    root = entry_root(path)
+    closure = Closure(root.parent)
+    first = _load(root, closure.base, strict, root.name, child=False)
+    closure.packages[first.id] = first
+    # Frames: (package, index of its next call); the ids on the stack form the chain.
+    stack: list[tuple[Package, int]] = [(first, 0)]
+    chain = [first.id]
+    while stack:
+        package, position = stack.pop()
+        calls = package.structure.calls if package.structure is not None else []
+        if position >= len(calls):
+            chain.pop()
+            continue
+        stack.append((package, position + 1))
+        call = calls[position]
+        target = str(call.flow)
+        if target in chain:
+            loop = " → ".join([*chain[chain.index(target) :], target])
+            package.findings.error(
+                "flow-ref-cycle", f"执行Flow {target!r} closes a cycle: {loop}", *call.flow_at
+            )
+            continue
+        if target in closure.packages:
+            continue  # a diamond: loaded (and checked) once
+        child_root = package.root.parent / target
+        if not (child_root / "FLOW.md").is_file():
+            package.findings.error(
+                "flow-ref-target-missing",
+                f"执行Flow {target!r}: no sibling package {target}/FLOW.md next to {package.id}",
+                *call.flow_at,
+            )
+            continue
+        real = Path(os.path.realpath(child_root))
+        child = _load(real, closure.base, strict, target, child=True)
+        closure.packages[child.id] = child
+        if child.structure is not None:
+            reuse_first(child.structure, child.findings)
+        stack.append((child, 0))
+        chain.append(child.id)
+    return closure

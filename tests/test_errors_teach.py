@@ -283,8 +283,11 @@ def test_m_a_directory_without_provider_yaml(
         f"provider.yaml: file-missing: {tmp_path} is a directory without provider.yaml; pass -m "
         "the Provider manifest (or the directory that holds its provider.yaml)",
         "1 error(s), 0 warning(s)",
+        f"Next: agc init {tmp_path} --id {tmp_path.name}",  # pytest's names are ids already
     ]
     assert envelope(["validate", "-m", str(tmp_path)], capsys)["error"]["code"] == "file-missing"
+    assert run(["init", str(tmp_path), "--id", tmp_path.name], capsys)[0] == 0  # as printed
+    assert run(["validate", "-m", str(tmp_path)], capsys)[0] == 0
 
 
 @pytest.mark.parametrize(
@@ -318,6 +321,7 @@ def test_no_manifest_in_the_working_directory_mentions_m(
     assert human(["validate"], capsys) == [
         f"provider.yaml: file-missing: {text}",
         "1 error(s), 0 warning(s)",
+        f"Next: agc init --id {tmp_path.name}",  # pytest's names are ids already
     ]
     error = envelope(["validate"], capsys)["error"]
     assert (error["code"], error["message"]) == ("file-missing", text)

@@ -192,6 +192,142 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
         "exec-signal": "a signal ended the process",
         "exec-failed": "the process exited with a non-zero code",
     },
+    "Authoring (`agc init`, `agc import`, `agc migrate`)": {
+        "id-invalid": "no id can be derived from the text given (or it is too long)",
+        "provider-target-exists": "agc init would replace a file that exists",
+        "import-target-exists": "agc import would replace a file or folder that exists",
+        "import-empty": "agc import scripts was given no script",
+        "import-result-invalid": "the Provider would not validate (or would warn) after the import",
+        "workflow-invalid": "a workflow file is not {id?, steps: [{id, command, …}]}",
+        "workflow-step-duplicate": "two workflow steps share an id",
+        "workflow-step-id-collision": "two workflow step ids slug to the same node id",
+        "workflow-step-id-reserved": "a workflow step id slugs to start or done",
+        "workflow-dependency-missing": "a step depends on a step the workflow does not have",
+        "workflow-cycle": "workflow dependencies form a cycle",
+        "migrate-bundle-refused": "agc migrate was pointed at a built bundle",
+        "migrate-resource-identity": "change: a resource.v1 descriptor gets its 0.3.1 identity",
+        "migrate-compatibility-range": "change: a 0.2 compatibility range becomes ^0.3.0",
+        "migrate-range-manual": "finding: a range excludes 0.3 but is not a plain 0.2 range",
+        "migrate-location-envelope-manual": "finding: a file names resource-location.v1",
+        "yaml-edit-failed": "a targeted edit would not read back as intended; nothing written",
+        "file-read-only": "a file to be changed is read-only; nothing was written",
+    },
+    "Flow packages (`agc flow`, `agent_graph.flow`)": {
+        "flow-entry-invalid": (
+            "the path is neither a package directory nor a file named exactly FLOW.md"
+        ),
+        "flow-entry-missing": "the path or the package's FLOW.md does not exist",
+        "flow-encoding-invalid": (
+            "FLOW.md is not UTF-8 text (or holds NUL): position of the first bad byte"
+        ),
+        "flow-fence-unterminated": (
+            "a code block is never closed (it would swallow the rest of the file)"
+        ),
+        "resource-reference-not-md": "a references/… link target is not a .md file",
+        "resource-script-not-mjs": "a scripts/… argument is not a .mjs file",
+        "resource-path-dot-segment": "a references/… or scripts/… path has a . or .. segment",
+        "resource-outside-package": "a resource's real path (symlinks followed) leaves the package",
+        "resource-path-invalid": "a resource path has an empty segment, a backslash or a ? query",
+        "flow-absolute-path": (
+            "warning: a command, argument or link is a machine-specific absolute path"
+        ),
+        "resource-path-not-mapped": (
+            "warning: an argument or command looks like a package script but is not mapped"
+        ),
+        "flow-frontmatter-missing": "FLOW.md does not start with a closed --- front matter block",
+        "flow-frontmatter-extra-key": (
+            "a front matter key other than name and description (or a line that is not key: value)"
+        ),
+        "flow-frontmatter-duplicate-key": "name or description appears twice",
+        "flow-name-empty": "front matter name is missing or empty",
+        "flow-description-empty": "front matter description is missing or empty",
+        "flow-graph-count": "no ```mermaid block, or more than one",
+        "flow-graph-direction": "the graph's first line is not exactly flowchart TD",
+        "flow-graph-syntax": "a graph line outside the supported Mermaid subset (mermaid.lark)",
+        "flow-graph-misplaced": "the graph block comes after the first level-2 heading",
+        "flow-start-missing": "no start((开始)) node",
+        "flow-start-duplicate": "a second node with the start shape ((开始))",
+        "flow-finish-missing": "no finish((结束)) node",
+        "flow-finish-duplicate": "a second node with the finish shape ((结束))",
+        "flow-start-out-degree": "start has no outgoing edge, or more than one",
+        "flow-finish-has-outgoing": "an edge leaves finish",
+        "flow-edge-target-missing": "an edge names a node that is never declared",
+        "flow-node-unreachable": "a work node cannot be reached from start",
+        "flow-finish-unreachable": "no path from start reaches finish",
+        "flow-node-cannot-finish": (
+            "a reachable work node has no path to finish (off with --lenient)"
+        ),
+        "flow-node-ref-duplicate": "one ref declared as two kinds of node",
+        "flow-node-name-duplicate": "two work nodes share a name",
+        "flow-node-ref-invalid": "a ref is not ^[A-Za-z][A-Za-z0-9_-]*$",
+        "flow-ref-reserved": "start or finish used as the ref of a work node or fork",
+        "flow-node-label-conflict": "a ref declared again with another name",
+        "flow-start-target-invalid": "the start edge is labelled or leads to a fork or finish",
+        "flow-start-has-incoming": "an edge points to start",
+        "flow-node-no-outgoing": "a work node has no outgoing edge",
+        "flow-edge-label-missing": "an Agent or command node's edge has no result label",
+        "flow-result-duplicate": (
+            "a node has two edges with one label, or two ### headings with one text"
+        ),
+        "flow-fork-edge-labeled": "a fork's edge has a label",
+        "flow-node-heading-missing": "a work node has no ## section with its name",
+        "flow-heading-orphan": "a ## heading names no work node",
+        "flow-heading-duplicate": "two ## headings with one text",
+        "flow-heading-ignored": "warning: a ### heading before the first ## section (ignored)",
+        "flow-action-block-count": "a node's action area holds no code block, or more than one",
+        "flow-action-block-empty": "the action block is empty",
+        "flow-action-marker-invalid": (
+            "the block's info string is not 新建Agent, 复用Agent, 执行自定义命令 or 执行Flow"
+        ),
+        "flow-result-heading-missing": "a result edge has no ### heading in its node's section",
+        "flow-result-description-empty": "a ### result heading has no description",
+        "flow-result-heading-orphan": "a ### heading names no result edge of its node",
+        "flow-result-reserved-name": (
+            "warning: an Agent node uses 已执行, 已完成 or 已失败 as its own result"
+        ),
+        "flow-command-json-invalid": (
+            "a command block is not a JSON object (after placeholder substitution)"
+        ),
+        "flow-command-missing": "command is missing, empty or not a string",
+        "flow-command-args-invalid": "args is not an array of strings",
+        "flow-command-stdin-invalid": "stdin is not valid JSON (NaN, Infinity, a repeated key)",
+        "flow-command-unknown-field": (
+            "a command member other than command, args, stdin (off with --lenient)"
+        ),
+        "flow-outcome-outside-string": (
+            "{outcome} stands outside a JSON string in a command or 执行Flow block"
+        ),
+        "flow-command-result-invalid": (
+            "a command node has more than one edge, or its label is not 已执行"
+        ),
+        "flow-fork-in-degree": "a fork has not exactly one incoming edge",
+        "flow-fork-out-degree": "a fork has fewer than two branches",
+        "flow-branch-in-degree": "a branch has incoming edges besides its fork's",
+        "flow-branch-not-command": "a branch is not a command node",
+        "flow-branch-join-mismatch": "a fork's branches do not all go to one work node",
+        "flow-join-in-degree": "a join has fewer than two incoming edges",
+        "flow-join-sources-mismatch": "a join is reached from nodes other than its fork's branches",
+        "flow-join-ref-missing": "a join's stdin does not read a branch with {branch.outcome}",
+        "flow-branch-ref-misplaced": "{ref.outcome} outside a join's stdin",
+        "flow-branch-ref-not-standalone": "{ref.outcome} inside a string or joined to other text",
+        "flow-branch-ref-unknown": "{ref.outcome} names no branch of the join's fork",
+        "flow-join-not-command": "a join is an Agent node",
+        "flow-ref-json-invalid": "a 执行Flow block is not a JSON object",
+        "flow-ref-id-invalid": "执行Flow flow is missing or not a valid id",
+        "flow-ref-extra-field": "a 执行Flow member other than flow and task",
+        "flow-ref-edges-invalid": (
+            "a 执行Flow node has neither one plain edge nor exactly 已完成 and 已失败"
+        ),
+        "flow-ref-in-parallel": "a 执行Flow node is a branch or a join",
+        "flow-ref-target-missing": "no sibling package <flow>/FLOW.md",
+        "flow-ref-cycle": "执行Flow references form a cycle (self-reference included)",
+        "flow-child-reuse-first": "in a child Flow, a 复用Agent runs before any 新建Agent",
+        "flow-id-not-referenceable": (
+            "warning: the package directory name cannot be a 执行Flow target"
+        ),
+        "flow-id-duplicate": "agc flow list: two packages under one root share an id",
+        "flow-root-missing": "agc flow list: the root is not a directory",
+    },
     "Command line": {
         "usage-invalid": "unknown command or option, missing argument (exit 2)",
         "format-invalid": "--format is not human or json (exit 2)",

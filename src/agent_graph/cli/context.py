@@ -89,9 +89,21 @@ _OTHER_DOCUMENT: Final = re.compile(r"agent-graph\.([a-z0-9][a-z0-9.-]*)\.v1")
 _MANIFEST_SCHEMAS: Final = frozenset({"provider", "bundle"})  # a bundle's manifest.json
 
 
-def _missing(message: str, path: str) -> AgentGraphError:
+def _missing(message: str, path: str, directory: str | None = None) -> AgentGraphError:
+    """``file-missing`` for a manifest that is not there; ``directory`` is where it was
+    looked for, and where ``agc init`` would start one (the hint, when init would not
+    refuse there: ``detail.next``, printed as ``Next: agc init …``)."""
+    detail: dict[str, Any] = {}
+    if directory is not None:
+        from ..authoring.scaffold import would_init
+        from .options import shell_command
+
+        provider_id = would_init(directory)
+        if provider_id is not None:
+            where = [] if directory == "." else [directory]
+            detail["next"] = shell_command(["agc", "init", *where, "--id", provider_id])
     return AgentGraphError(
-        "file-missing", message, [Diagnostic("file-missing", message, path=path)]
+        "file-missing", message, [Diagnostic("file-missing", message, path=path, detail=detail)]
     )
 
 
@@ -103,6 +115,7 @@ def manifest_path(given: str | None) -> str:
                 f"No {DEFAULT_MANIFEST} in the working directory {os.getcwd()}; pass "
                 "-m PATH (a Provider manifest, or a directory holding provider.yaml)",
                 DEFAULT_MANIFEST,
+                ".",
             )
         return DEFAULT_MANIFEST
     if os.path.isdir(given):
@@ -112,6 +125,7 @@ def manifest_path(given: str | None) -> str:
                 f"{os.path.abspath(given)} is a directory without {DEFAULT_MANIFEST}; "
                 "pass -m the Provider manifest (or the directory that holds its provider.yaml)",
                 DEFAULT_MANIFEST,
+                given,
             )
         return inside
     return given

@@ -84,6 +84,17 @@ def provider_words(manifest: str | None, skill: str | None, registry: str | None
     return words
 
 
+#: ``--format`` alone, for commands that take no Provider (``agc flow …``).
+format_option = click.option(
+    "--format",
+    "fmt",
+    default=None,
+    metavar="human|json",
+    callback=_check_format,
+    help="Output format (default: human).",
+)
+
+
 def provider_options(func: F) -> F:
     """Global options, accepted before or after the subcommand (the reference allows both)."""
     options = [

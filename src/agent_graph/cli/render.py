@@ -136,4 +136,6 @@ def error_lines(error: AgentGraphError, bases: Sequence[Path] = ()) -> list[str]
         errors = sum(1 for d in error.diagnostics if d.severity == "error")
         others = len(error.diagnostics) - errors
         lines.append(f"{max(errors, 1)} error(s), {others} warning(s)")
+    # a command that would help, complete (``detail.next``): printed to be run as it is
+    lines += [f"Next: {d.detail['next']}" for d in error.diagnostics if d.detail.get("next")]
     return lines

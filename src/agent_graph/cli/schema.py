@@ -5,11 +5,14 @@ into one envelope per location kind (``resource-location.file``, ``.graph-action
 ``.host-action``), as it split ``resource`` descriptors (the 0.2 ``resource`` stays,
 for legacy descriptors); the 0.3 additions (``host-action-result``, ``inspect``,
 ``materialization`` …) are listed too. ``extract`` writes atomically and never replaces
-a different file unless ``--force`` is given (an identical one is left as it is).
+a different file unless ``--force`` is given (an identical one is left as it is);
+``extract --all DIR`` writes every schema so, all or none, plus the editor-only
+``resource-descriptor`` schema (:mod:`agent_graph.authoring.editor`, docs/editors.md).
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import os
@@ -112,31 +115,113 @@ def _existing(target: Path) -> bytes | None:
     return read_bytes(target, str(target))
 
 
+def _write_checked(target: Path, data: bytes, existing: bytes | None) -> None:
+    """Write ``data`` atomically, keeping the mode of the file it replaces."""
+    from ..documents.files import write_atomic
+
+    mode = target.stat().st_mode & 0o777 if existing is not None else 0o644
+    try:
+        write_atomic(target, data, mode=mode)
+    except OSError as error:
+        raise AgentGraphError("file-write-failed", f"Cannot write {target}: {error}") from None
+
+
+def _refuse_other(target: Path) -> AgentGraphError:
+    return AgentGraphError(
+        "schema-target-exists",
+        f"Refusing to replace {target}: it holds other content (pass --force to replace it)",
+    )
+
+
+def _extract_all(directory: str, force: bool) -> list[tuple[str, Path]]:
+    """Every packaged schema, plus the editor's resource dispatch schema, into ``directory``.
+
+    All targets are checked before anything is written; a failure part-way puts back
+    what was there before, so the folder holds the old set or the new one.
+    """
+    from ..authoring import editor
+
+    root = Path(os.path.abspath(directory))
+    if os.path.lexists(root) and not root.is_dir():
+        raise AgentGraphError(
+            "schema-target-exists", f"Refusing to write schemas into {root}: it is not a folder"
+        )
+    files = editor.schema_files(list(_names()))
+    plan = []
+    for file_name, data in files.items():
+        target = root / file_name
+        existing = _existing(target)
+        if existing is not None and existing != data and not force:
+            raise _refuse_other(target)
+        plan.append((file_name, target, data, existing))
+    done: list[tuple[Path, bytes | None]] = []
+    try:
+        for _, target, data, existing in plan:
+            if existing != data:
+                _write_checked(target, data, existing)
+                done.append((target, existing))
+    except BaseException:
+        for target, previous in reversed(done):
+            if previous is None:
+                target.unlink(missing_ok=True)
+            else:
+                with contextlib.suppress(AgentGraphError):
+                    _write_checked(target, previous, previous)
+        raise
+    return [(file_name.removesuffix(".schema.json"), target) for file_name, target, _, _ in plan]
+
+
 @schema_group.command("extract")
-@click.argument("name", metavar="NAME")
-@click.option("--output", required=True, metavar="FILE", help="Destination JSON file.")
+@click.argument("name", metavar="NAME|DIR", required=False)
+@click.option("--output", default=None, metavar="FILE", help="Destination JSON file.")
+@click.option(
+    "--all",
+    "every",
+    is_flag=True,
+    help="Write every packaged schema (and the editor's resource-descriptor schema) "
+    "into the folder DIR (or --output DIR).",
+)
 @click.option("--force", is_flag=True, help="Replace an existing file with other content.")
 @provider_options
 @click.pass_context
 def schema_extract_command(
-    ctx: click.Context, /, name: str, output: str, force: bool, **local: Any
+    ctx: click.Context,
+    /,
+    name: str | None,
+    output: str | None,
+    every: bool,
+    force: bool,
+    **local: Any,
 ) -> None:
-    """Write one packaged schema to a file of your choice (atomically)."""
-    from ..documents.files import write_atomic
+    """Write one packaged schema to a file of your choice (atomically), or --all of them.
 
+    \b
+    agc schema extract NAME --output FILE
+    agc schema extract --all DIR
+    An existing file with the same content is left as it is; one with other content
+    is replaced only with --force (schema-target-exists).
+    """
     opts = options(ctx, **local)
+    if every:
+        if (name is None) == (output is None):
+            raise click.UsageError("--all takes the folder to write: DIR or --output DIR", ctx)
+        written = _extract_all(name or output or "", force)
+        emit(
+            opts.fmt,
+            {
+                "directory": str(Path(os.path.abspath(name or output or ""))),
+                "schemas": [{"name": n, "path": str(p)} for n, p in written],
+            },
+            [str(p) for _, p in written],
+        )
+        return
+    if name is None or output is None:
+        raise click.UsageError("give NAME and --output FILE (or --all DIR)", ctx)
     data = _schema_bytes(_checked(name))
     target = Path(os.path.abspath(output))
     existing = _existing(target)
     if existing is not None and existing != data and not force:
-        raise AgentGraphError(
-            "schema-target-exists",
-            f"Refusing to replace {target}: it holds other content (pass --force to replace it)",
-        )
+        raise _refuse_other(target)
     if existing != data:
-        mode = target.stat().st_mode & 0o777 if existing is not None else 0o644
-        try:
-            write_atomic(target, data, mode=mode)
-        except OSError as error:
-            raise AgentGraphError("file-write-failed", f"Cannot write {target}: {error}") from None
+        _write_checked(target, data, existing)
     emit(opts.fmt, {"name": name, "path": str(target)}, [str(target)])

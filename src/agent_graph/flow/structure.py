@@ -61,6 +61,9 @@ class Structure:
     forks: list[Fork] = field(default_factory=list)
     children: list[str] = field(default_factory=list)  # distinct 执行Flow targets, in order
     calls: list[act.Action] = field(default_factory=list)  # every valid 执行Flow block
+    # Edges from a declared node to an undeclared one: already reported, but their labels
+    # still name results (so the result's ### heading is no orphan).
+    loose: dict[str, list[Edge]] = field(default_factory=dict)
 
     def work(self) -> list[Decl]:
         return [d for d in self.decls.values() if d.kind == "work"]
@@ -217,6 +220,8 @@ class _Checker:
                         end.line,
                         end.column,
                     )
+            if not ok and edge.source.ref in decls:
+                self.s.loose.setdefault(edge.source.ref, []).append(edge)
             if ok:
                 self.s.edges.append(edge)
                 self.s.out.setdefault(edge.source.ref, []).append(edge)
@@ -225,7 +230,9 @@ class _Checker:
     # -- sections ----------------------------------------------------------------------
 
     def sections(self, graph_known: bool) -> None:
-        by_name = {d.text: d for d in self.s.work()}
+        by_name: dict[str, Decl] = {}
+        for work in self.s.work():
+            by_name.setdefault(work.text, work)  # a second node of one name: said once
         seen: set[str] = set()
         for section in self.doc.sections:
             heading = section.heading
@@ -251,7 +258,7 @@ class _Checker:
                 decl.section, decl.action = section, action
         if graph_known:
             for decl in self.s.work():
-                if decl.section is None:
+                if decl.section is None and by_name[decl.text] is decl:
                     self.findings.error(
                         "flow-node-heading-missing",
                         f"node {decl.ref} has no section '## {decl.text}'",
@@ -431,7 +438,8 @@ class _Checker:
                 )
                 continue
             seen.add(heading.text)
-            if heading.text not in labels:
+            loose = {e.label for e in self.s.loose.get(decl.ref, [])}
+            if heading.text not in labels and heading.text not in loose:
                 self.findings.error(
                     "flow-result-heading-orphan",
                     f"'### {heading.text}' names no result edge of {decl.ref}",

@@ -185,32 +185,54 @@ def _json_object(
         offset = _offset(action.fence.body, error.line or 1, error.column or 1)
         line, column = block.at(offset)
         member = _member_at(lexed.keys, offset)
-        if code == "flow-command-json-invalid" and member == "stdin":
+        stdin = _top_key(lexed, "stdin")
+        stdin_constant = member == "stdin" and stdin is not None and _only_constants(lexed.text)
+        if code == "flow-command-json-invalid" and stdin is not None and stdin_constant:
+            # JSON but for a NaN / Infinity in stdin (A.41, C.27): said at the stdin member
             findings.error(
                 "flow-command-stdin-invalid",
-                f"stdin is not valid JSON: {error.message}",
-                line,
-                column,
+                f"stdin is not valid JSON: {error.message} (NaN and Infinity are not JSON)",
+                *block.at(stdin.offset),
             )
-        else:
-            findings.error(code, f"the {what} block is not JSON: {error.message}", line, column)
+            return None
+        findings.error(code, f"the {what} block is not JSON: {error.message}", line, column)
         return None
     if not isinstance(parsed.value, dict):
         line, column = block.at(_first_significant(action.fence.body))
         findings.error(code, f"the {what} block must be a JSON object", line, column)
         return None
+    stdin_key = _top_key(lexed, "stdin")
     for duplicate in lexed.duplicates:
         line, column = block.at(duplicate.offset)
         inside_stdin = duplicate.depth > 1 and _member_at(lexed.keys, duplicate.offset) == "stdin"
-        findings.error(
-            "flow-command-stdin-invalid" if inside_stdin else code,
-            f"member {duplicate.name!r} appears twice in one object",
-            line,
-            column,
-        )
+        if inside_stdin and stdin_key is not None and code == "flow-command-json-invalid":
+            findings.error(
+                "flow-command-stdin-invalid",
+                f"stdin is not valid JSON: member {duplicate.name!r} appears twice in one object",
+                line,
+                column,
+            )
+            continue
+        findings.error(code, f"member {duplicate.name!r} appears twice in one object", line, column)
     if lexed.duplicates:
         return None
     return parsed
+
+
+def _only_constants(text: str) -> bool:
+    """True when ``text`` is JSON except for NaN / Infinity constants."""
+    import json
+
+    seen: list[str] = []
+
+    def constant(name: str) -> None:
+        seen.append(name)
+
+    try:
+        json.loads(text, parse_constant=constant)
+    except ValueError:
+        return False
+    return bool(seen)
 
 
 def _offset(text: str, line: int, column: int) -> int:

@@ -75,6 +75,7 @@ class _Checker:
     ) -> None:
         self.doc, self.files, self.findings, self.strict = doc, files, findings, strict
         self.s = Structure()
+        self.mismatched: set[str] = set()  # joins whose branches disagree
 
     # -- declarations ----------------------------------------------------------------
 
@@ -132,8 +133,7 @@ class _Checker:
                     "- and _ (ASCII)",
                     occ.line,
                     occ.column,
-                )
-                continue
+                )  # still declared, so its edges and section are not reported again
             self._remember(Decl(occ.ref, kind, occ.text or "", occ.line, occ.column))
 
     def _kind(self, occ: Occurrence) -> str | None:
@@ -555,12 +555,10 @@ class _Checker:
                 continue
             outs_of = self.s.out.get(branch.ref, [])
             targets.extend((out, out.target.ref) for out in outs_of if out.label == EXECUTED)
-        join = self._join(decl, branches, targets, reported=len(outs) < 2)
+        join = self._join(decl, branches, targets)
         return Fork(decl.ref, branches, join)
 
-    def _join(
-        self, fork: Decl, branches: list[str], targets: list[tuple[Edge, str]], reported: bool
-    ) -> str | None:
+    def _join(self, fork: Decl, branches: list[str], targets: list[tuple[Edge, str]]) -> str | None:
         if not targets:
             return None
         first = targets[0][1]
@@ -582,9 +580,12 @@ class _Checker:
                 edge,
             )
         if mismatched:
-            return None
+            # Still the join the author meant (so its branch references are not misplaced),
+            # but its other rules wait until the branches agree.
+            self.mismatched.add(first)
+            return first
         sources = [e.source.ref for e in self.s.inc.get(first, [])]
-        if len(sources) < 2 and not reported:
+        if len(sources) < 2:
             self.findings.error(
                 "flow-join-in-degree",
                 f"join {first} has {len(sources)} incoming edge(s); a join has two or more",

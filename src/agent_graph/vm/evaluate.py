@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, cast
 
-from ..canonical import digest_value
+from ..canonical import canonical_text, digest_canonical, json_string
 from ..errors import Diagnostic
 from ..ir import records as r
 from .facts import all_match
@@ -36,8 +36,40 @@ from .kinds import Availability, GateResolution, Outcome, StatusCode
 from .state import Normalized
 
 MAX_ALTERNATIVE_ROUTES = 3
-#: What a suspended frame asks for: (graph index, entry, call path, ancestor graph ids).
-ChildRequest = tuple[int, str, tuple[str, ...], tuple[str, ...]]
+
+
+class CallPath:
+    """A frame's call path as a link to its parent's: a child frame adds one segment in
+    O(1), where copying the tuple would cost the depth, and a deep chain of subgraph
+    calls would cost depth squared. The tuple is built only for the frames that need
+    it (those with candidates), once."""
+
+    __slots__ = ("_tuple", "parent", "segment")
+
+    def __init__(self, parent: CallPath | None, segment: str) -> None:
+        self.parent, self.segment = parent, segment
+        self._tuple: tuple[str, ...] | None = None
+
+    def as_tuple(self) -> tuple[str, ...]:
+        if self._tuple is None:
+            segments: list[str] = []
+            link: CallPath | None = self
+            while link is not None:
+                if link._tuple is not None:
+                    segments.extend(reversed(link._tuple))
+                    break
+                segments.append(link.segment)
+                link = link.parent
+            self._tuple = tuple(reversed(segments))
+        return self._tuple
+
+
+def call_path_tuple(path: CallPath | None) -> tuple[str, ...]:
+    return () if path is None else path.as_tuple()
+
+
+#: What a suspended frame asks for: (graph index, entry, call path, state-key prefix).
+ChildRequest = tuple[int, str, "CallPath | None", str]
 PENDING: Final = "pending"
 _AVAILABILITY_RANK: Final[dict[Availability, int]] = {
     "immediate": 0,
@@ -93,26 +125,48 @@ def node_state_key(graph_id: str, node_id: str, call_path: tuple[str, ...] = ())
     return f"{frame_key(graph_id, call_path)}/{node_id}"
 
 
+# The two digests of every evaluation are of objects with fixed members, so their
+# canonical text is written in canonical member order (localeCompare of the names)
+# rather than sorted per call; tests/test_vm_digests.py holds them to digest_value.
+
+
 def route_id(revision: str, graph: str, node: str, call_path: tuple[str, ...]) -> str:
-    digest = digest_value(
-        {"revision": revision, "graph": graph, "node": node, "callPath": list(call_path)}
+    """``digest_value({"revision", "graph", "node", "callPath"})``, first 20 hex digits."""
+    text = (
+        '{"callPath":['
+        + ",".join(map(json_string, call_path))
+        + '],"graph":'
+        + json_string(graph)
+        + ',"node":'
+        + json_string(node)
+        + ',"revision":'
+        + json_string(revision)
+        + "}"
     )
-    return "route:" + digest[len("sha256:") : len("sha256:") + 20]
+    return "route:" + digest_canonical(text)[len("sha256:") : len("sha256:") + 20]
 
 
 def compute_revision(
     program: r.Program, graph: r.Graph | None, graph_id: str, entry: str, state: Normalized
 ) -> str:
-    return digest_value(
-        {
-            "provider": graph.digest if graph is not None else program.provider_digest,
-            "graphId": graph_id,
-            "entry": entry,
-            "facts": state.facts,
-            "outcomes": state.outcomes,
-            "authorities": list(state.authorities),
-        }
+    """``digest_value`` of provider, graphId, entry, facts, outcomes and authorities."""
+    provider = graph.digest if graph is not None else program.provider_digest
+    text = (
+        '{"authorities":['
+        + ",".join(map(json_string, state.authorities))
+        + '],"entry":'
+        + json_string(entry)
+        + ',"facts":'
+        + canonical_text(state.facts)
+        + ',"graphId":'
+        + json_string(graph_id)
+        + ',"outcomes":'
+        + canonical_text(state.outcomes)
+        + ',"provider":'
+        + json_string(provider)
+        + "}"
     )
+    return digest_canonical(text)
 
 
 class Evaluator:
@@ -174,61 +228,69 @@ class Evaluator:
             resolution,
         )
 
-    def frame(
-        self, graph_index: int, entry: str, call_path: tuple[str, ...], stack: tuple[str, ...]
-    ) -> FrameResult:
-        """Evaluate a frame and the child frames it calls, without recursing in Python.
+    def frame(self, graph_index: int, entry: str) -> FrameResult:
+        """Evaluate the root frame and the child frames it calls, without recursing in Python.
 
         A frame suspends at each subgraph node with a request for its child frame; the
         driver runs the child and resumes the parent with the result, so the depth of
-        subgraph nesting is bounded by memory, not by the interpreter's stack.
+        subgraph nesting is bounded by memory, not by the interpreter's stack. The graphs
+        being evaluated are kept in a list and a set (recursion is a set lookup, not a
+        scan of the stack), so each frame costs the same at any depth.
         """
-        frames = [self._frame(graph_index, entry, call_path, stack)]
+        graphs = self.program.graphs
+        frames: list[Generator[ChildRequest, FrameResult | None, FrameResult]] = []
+        active_ids: list[str] = []
+        active: set[str] = set()
+        request: ChildRequest | None = (graph_index, entry, None, graphs[graph_index].id + "/")
         reply: FrameResult | None = None
         while True:
+            if request is not None:
+                index, wanted, path, prefix = request
+                graph = graphs[index]
+                early = self._refused(graph, wanted, active_ids, active)
+                if early is None:
+                    start = next(i for name, i in graph.entrypoints if name == wanted)
+                    frames.append(_Frame(self, graph, path, prefix).run(start, wanted))
+                    active_ids.append(graph.id)
+                    active.add(graph.id)
+                elif not frames:
+                    return early
+                reply = early
             try:
                 request = frames[-1].send(reply)
             except StopIteration as finished:
                 frames.pop()
+                active.discard(active_ids.pop())
                 reply = finished.value
                 if not frames:
                     assert reply is not None
                     return reply
+                request = None
                 continue
-            frames.append(self._frame(*request))
             reply = None
 
-    def _frame(
-        self, graph_index: int, entry: str, call_path: tuple[str, ...], stack: tuple[str, ...]
-    ) -> Generator[ChildRequest, FrameResult | None, FrameResult]:
-        graph = self.program.graphs[graph_index]
-        if graph.id in stack:
-            message = f"Runtime graph recursion detected: {' -> '.join((*stack, graph.id))}"
-            return FrameResult(
-                "error",
-                diagnostics=[Diagnostic("graph-recursion", message)],
-            )
-        start = next((index for name, index in graph.entrypoints if name == entry), None)
-        if start is None:
+    @staticmethod
+    def _refused(
+        graph: r.Graph, entry: str, active_ids: list[str], active: set[str]
+    ) -> FrameResult | None:
+        """The error result of a frame that cannot start (recursion, unknown entry)."""
+        if graph.id in active:
+            message = f"Runtime graph recursion detected: {' -> '.join((*active_ids, graph.id))}"
+            return FrameResult("error", diagnostics=[Diagnostic("graph-recursion", message)])
+        if not any(name == entry for name, _ in graph.entrypoints):
             message = f"Graph {graph.id} has no entry {entry}"
-            return FrameResult(
-                "error",
-                diagnostics=[Diagnostic("entry-missing", message)],
-            )
-        return (yield from _Frame(self, graph, call_path, stack).run(start, entry))
+            return FrameResult("error", diagnostics=[Diagnostic("entry-missing", message)])
+        return None
 
 
 class _Frame:
     """The fixpoint of one frame (one graph, one entry, one call path)."""
 
-    def __init__(
-        self, ev: Evaluator, graph: r.Graph, call_path: tuple[str, ...], stack: tuple[str, ...]
-    ) -> None:
+    def __init__(self, ev: Evaluator, graph: r.Graph, path: CallPath | None, prefix: str) -> None:
         self.ev = ev
         self.graph = graph
-        self.call_path = call_path
-        self.stack = stack
-        self.prefix = frame_key(graph.id, call_path) + "/"
+        self.path = path
+        self.prefix = prefix  # frame_key(graph.id, call path) + "/", built by the parent
         n = len(graph.nodes)
         self.outcome: list[Outcome | None] = [None] * n
         self.reached_flag = bytearray(n)
@@ -275,8 +337,9 @@ class _Frame:
         return True
 
     def child_request(self, node: r.Node) -> ChildRequest:
-        child_path = (*self.call_path, f"{self.graph.id}/{node.id}")
-        return (node.subgraph, node.entry or "", child_path, (*self.stack, self.graph.id))
+        child = self.ev.program.graphs[node.subgraph].id
+        path = CallPath(self.path, f"{self.graph.id}/{node.id}")
+        return (node.subgraph, node.entry or "", path, f"{self.prefix}{node.id}>{child}/")
 
     @staticmethod
     def subgraph_outcome(child: FrameResult) -> Outcome:
@@ -371,7 +434,8 @@ class _Frame:
                     terminal_outcomes.add(outcome)
                 continue
             if outcome == PENDING:
-                candidates.append(ev.candidate(graph, node, self.call_path, self.prefix + node.id))
+                call_path = call_path_tuple(self.path)
+                candidates.append(ev.candidate(graph, node, call_path, self.prefix + node.id))
         if len(terminal_outcomes) > 1:
             ordered = sorted(terminal_outcomes)
             self.diagnostics.append(

@@ -55,6 +55,8 @@ class Normalized:
 
 def check_json(value: Any, where: str, code: str = "facts-invalid") -> None:
     """``value`` must be plain JSON data: no NaN/Infinity, string keys only, no objects."""
+    if type(value) is dict and not value:
+        return
     stack: list[tuple[Any, str]] = [(value, where)]
     while stack:
         item, at = stack.pop()
@@ -76,7 +78,12 @@ def check_json(value: Any, where: str, code: str = "facts-invalid") -> None:
         raise AgentGraphError(code, f"{at} is a {type(item).__name__}, which is not JSON data")
 
 
+_OUTCOME_SET = frozenset(OUTCOMES)
+
+
 def _outcome(key: str, value: Any) -> Outcome:
+    if type(value) is str and value in _OUTCOME_SET:
+        return value  # type: ignore[return-value]  # the common case, checked
     outcome = value.get("outcome") if isinstance(value, Mapping) else value
     if isinstance(value, Mapping) and "outcome" not in value:
         raise AgentGraphError("outcome-invalid", f"Outcome record for {key} has no outcome member")
@@ -125,7 +132,7 @@ def normalize(state: RoutingState | Mapping[str, Any] | None) -> Normalized:
     """Check a state (or a plain mapping with the same members) and normalise it."""
     if state is None:
         state = RoutingState()
-    elif isinstance(state, Mapping):
+    elif type(state) is dict or isinstance(state, Mapping):
         unknown = set(state) - {"facts", "outcomes", "authorities", "receipts", "workspace"}
         if unknown:
             raise AgentGraphError(
@@ -133,11 +140,11 @@ def normalize(state: RoutingState | Mapping[str, Any] | None) -> Normalized:
             )
         state = RoutingState(**state)
     facts = state.facts if state.facts is not None else {}
-    if not isinstance(facts, Mapping):
+    if type(facts) is not dict and not isinstance(facts, Mapping):
         raise AgentGraphError("json-object-required", "facts must be a JSON object")
     check_json(facts, "facts")
     outcomes = state.outcomes if state.outcomes is not None else {}
-    if not isinstance(outcomes, Mapping):
+    if type(outcomes) is not dict and not isinstance(outcomes, Mapping):
         raise AgentGraphError("json-object-required", "outcomes must be a JSON object")
     authorities = state.authorities or ()
     if isinstance(authorities, str) or not all(isinstance(a, str) for a in authorities):
@@ -146,7 +153,7 @@ def normalize(state: RoutingState | Mapping[str, Any] | None) -> Normalized:
     return Normalized(
         facts=dict(facts),
         outcomes={str(k): _outcome(str(k), v) for k, v in outcomes.items()},
-        authorities=tuple(js_sorted(list(set(authorities)))),
+        authorities=tuple(js_sorted(list(set(authorities)))) if authorities else (),
         receipts_provider=provider,
         receipts=receipts,
         workspace=state.workspace,

@@ -1,11 +1,12 @@
 """Time ``agc validate`` (in process: load + every check + digests) on generated chains.
 
 Prints a table and writes ``benchmarks/results/validate.json``.
-Usage: python benchmarks/validate_bench.py [sizes...]   (default: 10 100 1000 10000)
+Usage: python benchmarks/validate_bench.py [sizes ...]   (default: 10 100 1000 10000)
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import sys
@@ -32,8 +33,10 @@ def measure(nodes: int, repeats: int) -> dict[str, float | int]:
     return {"nodes": nodes, "bytes": size, "median_s": statistics.median(times), "runs": repeats}
 
 
-def main() -> None:
-    sizes = [int(a) for a in sys.argv[1:]] or [10, 100, 1000, 10000]
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("sizes", nargs="*", type=int, default=[10, 100, 1000, 10000])
+    sizes = parser.parse_args(argv).sizes
     rows = [measure(n, 5 if n <= 1000 else 1) for n in sizes]
     print(f"{'nodes':>8} {'source KiB':>11} {'validate (median)':>18} {'runs':>5}")
     for row in rows:

@@ -1,0 +1,195 @@
+"""agc against the reference SDK on the same cases, timed in the same run.
+
+Both sides run in process (the reference in one ``node`` process, agc in this one), on
+the same generated Providers and states, fastest of several repeats after a warm-up.
+Cases: a 1,000-node chain half done, a 2-node Provider, 100 nested subgraph calls
+(fresh, half done, all done), loading a 1,000-node chain from its sources, and — when
+``AGC_CONTEXT_WORKFLOW`` names a directory holding the Context CLI's workflow Provider
+and its tests — every test state of that real workflow. Prints the table with an
+agc / reference column and writes ``benchmarks/results/compare.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from results import write_result
+from shapes import chain, nested_deep
+
+from agent_graph import compile_provider
+
+HERE = Path(__file__).resolve().parent
+
+
+def _fastest(action: Callable[[], object], repeats: int) -> float:
+    action()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        action()
+        best = min(best, time.perf_counter() - start)
+    return best * 1000
+
+
+def _deep_state(done: int) -> dict[str, Any]:
+    outcomes, prefix = {}, ""
+    for i in range(done):
+        outcomes[f"{prefix}d{i}/s"] = "completed"
+        prefix += f"d{i}/call>"
+    return {"outcomes": outcomes}
+
+
+def _jobs(root: Path) -> list[dict[str, Any]]:
+    long = chain(root / "chain", 1000)
+    half = {"facts": {"done": {f"n{i}": True for i in range(499)}}}
+    tiny = chain(root / "tiny", 2)
+    deep = nested_deep(root / "deep", 300)  # 100 nested subgraph calls
+    jobs = [
+        {
+            "name": "1,000-node chain, half done",
+            "manifest": long.manifest,
+            "graph": "chain",
+            "states": [half],
+            "repeats": 20,
+        },
+        {
+            "name": "tiny 2-node Provider",
+            "manifest": tiny.manifest,
+            "graph": "chain",
+            "states": [{}, {"outcomes": {"chain/n0": "completed"}}],
+            "repeats": 300,
+        },
+        {
+            "name": "100 nested subgraphs, fresh",
+            "manifest": deep.manifest,
+            "graph": "d0",
+            "states": [_deep_state(0)],
+            "repeats": 300,
+        },
+        {
+            "name": "100 nested subgraphs, half done",
+            "manifest": deep.manifest,
+            "graph": "d0",
+            "states": [_deep_state(50)],
+            "repeats": 50,
+        },
+        {
+            "name": "100 nested subgraphs, all done",
+            "manifest": deep.manifest,
+            "graph": "d0",
+            "states": [_deep_state(100)],
+            "repeats": 50,
+        },
+        {
+            "name": "1,000-node chain, load from sources",
+            "manifest": long.manifest,
+            "graph": "chain",
+            "states": [],
+            "repeats": 3,
+            "load": True,
+        },
+    ]
+    context = os.environ.get("AGC_CONTEXT_WORKFLOW")
+    if context:
+        base = Path(context)
+        states, graph = [], None
+        for case in sorted((base / "tests").glob("*.yaml")):
+            doc = yaml.safe_load(case.read_text(encoding="utf-8"))
+            graph = doc["graph"]
+            states.append(doc.get("state") or {})
+        if graph is not None:
+            jobs.append(
+                {
+                    "name": f"Context workflow, {len(states)} states",
+                    "manifest": base / "provider.yaml",
+                    "graph": graph,
+                    "states": states,
+                    "repeats": 50,
+                }
+            )
+    for job in jobs:
+        job.setdefault("entry", "default")
+        job.setdefault("load", False)
+        job["manifest"] = str(job["manifest"])
+    return jobs
+
+
+def _ours(jobs: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for job in jobs:
+        out[job["name"]] = _time_job(job)
+    return out
+
+
+def _time_job(job: dict[str, Any]) -> dict[str, Any]:
+    program = compile_provider(job["manifest"])
+    graph, entry, manifest = job["graph"], job["entry"], job["manifest"]
+
+    def timed(state: dict[str, Any]) -> float:
+        return _fastest(lambda: program.evaluate(graph, entry, state), job["repeats"])
+
+    evaluate = [timed(state) for state in job["states"]]
+    load = _fastest(lambda: compile_provider(manifest), 3) if job["load"] else None
+    return {"evaluate": evaluate, "load": load}
+
+
+def _span(values: list[float]) -> str:
+    if len(values) == 1:
+        return f"{values[0]:.3f}"
+    return f"{min(values):.3f}–{max(values):.3f}"
+
+
+def compare(reference: Path, say: Callable[[str], None]) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        jobs = _jobs(Path(tmp))
+        done = subprocess.run(
+            ["node", str(HERE / "reference_time.mjs"), str(reference)],
+            input=json.dumps({"jobs": jobs}),
+            capture_output=True,
+            text=True,
+            timeout=1800,
+            check=False,
+        )
+        if done.returncode != 0:
+            say(f"the reference could not be timed: {done.stderr.strip()[-400:]}")
+            return 1
+        theirs = json.loads(done.stdout)
+        ours = _ours(jobs)
+    rows = []
+    say(f"{'case':<40}{'op':<10}{'reference ms':>16}{'agc ms':>16}{'agc / ref':>14}")
+    for job in jobs:
+        name = job["name"]
+        pairs = (
+            [("evaluate", theirs[name]["evaluate"], ours[name]["evaluate"])]
+            if job["states"]
+            else []
+        )
+        if job["load"]:
+            pairs.append(("load", [theirs[name]["load"]], [ours[name]["load"]]))
+        for op, ref_ms, agc_ms in pairs:
+            ratios = [a / b for a, b in zip(agc_ms, ref_ms, strict=True) if b > 0]
+            rows.append(
+                {"case": name, "op": op, "reference_ms": ref_ms, "agc_ms": agc_ms, "ratio": ratios}
+            )
+            say(f"{name:<40}{op:<10}{_span(ref_ms):>16}{_span(agc_ms):>16}{_span(ratios):>14}")
+    write_result("compare", {"rows": rows})
+    return 0
+
+
+if __name__ == "__main__":
+    reference = os.environ.get("AGC_REFERENCE_DIR")
+    if not reference:
+        raise SystemExit("set AGC_REFERENCE_DIR to a built reference checkout (with dist/)")
+    sys.exit(compare(Path(reference), print))

@@ -1,0 +1,212 @@
+"""The quick benchmark checks CI runs: regressions as ratios measured in one run.
+
+Absolute times depend on the machine; ratios measured side by side in the same process
+do not (much). Each check measures two things and compares them with a limit:
+
+* growth 1,000 -> 10,000 nodes of evaluate, validate, compile and flow check (linear
+  is 10, quadratic 100; the limit is 20);
+* the cost of an evaluation trace (evaluate with the trace / without), when the VM has
+  one;
+* cold start: ``agc evaluate`` on a small bundle, a fresh process each time, against
+  ``python -c pass`` (the interpreter's own start-up).
+
+A failed check names what grew and by how much; the exit code is 1.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from flow_bench import write_flow
+from shapes import chain
+
+from agent_graph import canonical, flow
+from agent_graph.compiler import load_provider
+from agent_graph.compiler.provider.lower import lower
+from agent_graph.ir import codec
+from agent_graph.vm import Program, load_program
+
+GROWTH_LIMIT = 20.0
+TRACE_LIMIT = 4.0
+COLD_START_LIMIT = 8.0
+SMALL, LARGE = 1000, 10000
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    ratio: float
+    limit: float
+    detail: str
+
+    @property
+    def ok(self) -> bool:
+        return self.ratio <= self.limit
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "ratio": round(self.ratio, 2),
+            "limit": self.limit,
+            "ok": self.ok,
+            "detail": self.detail,
+        }
+
+
+def best(action: Callable[[], object], runs: int) -> float:
+    """The fastest of ``runs`` timings (the least disturbed by a busy machine)."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def _growth(name: str, measure: Callable[[int], float]) -> Check:
+    small, large = measure(SMALL), measure(LARGE)
+    return Check(
+        f"{name} growth {SMALL:,} -> {LARGE:,} nodes",
+        large / small,
+        GROWTH_LIMIT,
+        f"{small * 1000:.1f} ms -> {large * 1000:.1f} ms",
+    )
+
+
+class _Chains:
+    """Generated chain Providers, written once per size."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.shapes: dict[int, Any] = {}
+        self.programs: dict[int, Program] = {}
+
+    def shape(self, nodes: int) -> Any:
+        if nodes not in self.shapes:
+            self.shapes[nodes] = chain(self.root / f"chain{nodes}", nodes)
+        return self.shapes[nodes]
+
+    def program(self, nodes: int) -> Program:
+        if nodes not in self.programs:
+            shape = self.shape(nodes)
+            provider = load_provider(shape.manifest)
+            self.programs[nodes] = load_program(codec.encode(lower(provider)), provider.root)
+        return self.programs[nodes]
+
+
+def _evaluate_time(chains: _Chains, nodes: int) -> float:
+    shape, program = chains.shape(nodes), chains.program(nodes)
+
+    def cold() -> None:
+        canonical.locale_sort_key.cache_clear()  # a new state pays for its keys
+        program.evaluate(shape.graph, shape.entry, shape.state)
+
+    return best(cold, 5)
+
+
+def _trace(chains: _Chains) -> Check | None:
+    """With the trace / without, when ``Program.evaluate`` takes ``trace``."""
+    if "trace" not in inspect.signature(Program.evaluate).parameters:
+        return None
+    shape, program = chains.shape(SMALL), chains.program(SMALL)
+    plain = best(lambda: program.evaluate(shape.graph, shape.entry, shape.state), 7)
+    traced = best(
+        lambda: program.evaluate(shape.graph, shape.entry, shape.state, trace=True),
+        7,
+    )
+    return Check(
+        f"trace overhead ({SMALL:,}-node chain)",
+        traced / plain,
+        TRACE_LIMIT,
+        f"{plain * 1000:.2f} ms without, {traced * 1000:.2f} ms with",
+    )
+
+
+def _cold_start(root: Path) -> Check:
+    from agent_graph.compiler.provider.builder import build_bundle
+
+    shape = chain(root / "cold", 10)
+    bundle = root / "cold-bundle"
+    build_bundle(load_provider(shape.manifest), bundle)
+    env = {**os.environ, "AGC_TRUST_CACHE": str(root / "trust")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # measure what a user's installed agc does
+    script = Path(sysconfig.get_path("scripts")) / "agc"
+    agc = [str(script)] if script.is_file() else [sys.executable, "-m", "agent_graph"]
+    evaluate = [
+        *agc,
+        "evaluate",
+        shape.graph,
+        "-m",
+        str(bundle / "manifest.json"),
+        "--format",
+        "json",
+    ]
+
+    def run(argv: list[str]) -> float:
+        def once() -> None:
+            subprocess.run(argv, env=env, check=True, capture_output=True, timeout=60)
+
+        once()  # warm the OS file cache and the trust store
+        return best(once, 7)
+
+    python = run([sys.executable, "-c", "pass"])
+    cold = run(evaluate)
+    return Check(
+        "cold start: agc evaluate on a bundle / python -c pass",
+        cold / python,
+        COLD_START_LIMIT,
+        f"python -c pass {python * 1000:.1f} ms, agc evaluate {cold * 1000:.1f} ms "
+        f"({(cold - python) * 1000:.1f} ms above)",
+    )
+
+
+def run_checks(progress: Callable[[str], None]) -> list[Check]:
+    checks: list[Check] = []
+
+    def done(check: Check | None) -> None:
+        if check is not None:
+            checks.append(check)
+            progress(
+                f"  {'ok  ' if check.ok else 'FAIL'} {check.name}: {check.ratio:.2f} "
+                f"(limit {check.limit:g}; {check.detail})"
+            )
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        chains = _Chains(root)
+        progress("evaluate …")
+        done(_growth("evaluate", lambda n: _evaluate_time(chains, n)))
+        progress("validate …")
+        done(
+            _growth("validate", lambda n: best(lambda: load_provider(chains.shape(n).manifest), 2))
+        )
+        progress("compile …")
+        done(
+            _growth(
+                "compile",
+                lambda n: best(
+                    lambda: codec.encode(lower(load_provider(chains.shape(n).manifest))), 2
+                ),
+            )
+        )
+        progress("flow check …")
+        flows = root / "flows"
+        packages = {n: write_flow(flows / str(n), n) for n in (SMALL, LARGE)}
+        done(_growth("flow check", lambda n: best(lambda: flow.check(packages[n]), 2)))
+        progress("trace …")
+        done(_trace(chains))
+        progress("cold start …")
+        done(_cold_start(root))
+    return checks

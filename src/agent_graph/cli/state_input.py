@@ -145,8 +145,6 @@ def evaluation_input(
     ``provider_id`` is given, a Run written for another Provider is refused
     (``run-provider-mismatch``): its state keys would silently mean nothing here.
     """
-    from ..runs import evaluation_input as run_evaluation_input
-
     direct_facts = object_value(json_argument(facts), "facts") if facts is not None else {}
     direct_outcomes = outcome_values(json_argument(outcomes)) if outcomes is not None else {}
     receipt_set = receipts_value(receipts) if receipts is not None else None
@@ -154,6 +152,8 @@ def evaluation_input(
         return EvaluationInput(
             direct_facts, dict(direct_outcomes), list(authorities), receipt_set, None, None
         )
+    from ..runs import evaluation_input as run_evaluation_input  # only with a Run: start-up
+
     loaded = load_run(state)
     routing = run_evaluation_input(
         loaded.run,

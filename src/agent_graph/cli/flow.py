@@ -1,5 +1,8 @@
 """``agc flow check|list``: Flow packages (``FLOW.md``), checked and discovered.
 
+``run``, ``resume``, ``status`` and ``events`` (Flow Runs) live in :mod:`.flow_run`
+and are registered on the group at the end of this module.
+
 ``check`` prints ``{"state":"valid","flow","nodes","children","diagnostics"}`` for a
 valid Flow (``nodes``: its work nodes and forks; ``children``: the distinct Flow ids it
 runs directly; ``diagnostics``: its warnings) and the ``agent-graph.error.v1`` envelope
@@ -24,7 +27,7 @@ from .render import emit, emit_error, warnings_lines
 @click.group("flow", invoke_without_command=True)
 @click.pass_context
 def flow_group(ctx: click.Context) -> None:
-    """Check and list Flow packages (FLOW.md files)."""
+    """Check, list and run Flow packages (FLOW.md files)."""
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help(), err=True)
         ctx.exit(2)
@@ -71,6 +74,15 @@ def check_command(ctx: click.Context, /, entry: str, lenient: bool, **local: Any
     emit(fmt, document, lines)
 
 
+def _register_graph() -> None:
+    from .flow_graph import flow_graph_command  # its own module: pictures are not checks
+
+    flow_group.add_command(flow_graph_command)
+
+
+_register_graph()
+
+
 @flow_group.command("list")
 @click.argument("root", required=False, metavar="[ROOT]")
 @format_option
@@ -87,3 +99,13 @@ def list_command(ctx: click.Context, /, root: str | None, **local: Any) -> None:
     if not found:
         lines = [f"No Flow packages under {root}"]
     emit(fmt, {"flows": [f.to_dict() for f in found]}, lines)
+
+
+def _register_runs() -> None:
+    from .flow_run import COMMANDS
+
+    for command in COMMANDS:
+        flow_group.add_command(command)
+
+
+_register_runs()

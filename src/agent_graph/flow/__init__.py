@@ -4,6 +4,11 @@
 ``compile(path)`` returns the :class:`FlowProgram` a runtime executes without parsing
 Markdown again, or raises :class:`~agent_graph.errors.AgentGraphError` naming the first
 error in document order. ``discover(root)`` lists the packages under a directory.
+
+``run(path, task, state=…, agent=…, cwd=…)`` executes a Flow as a durable Run,
+``resume(state, agent=…)`` goes on with one, ``status(state)`` and ``events(state)``
+read its record (``docs/flow-runs.md``). ``agent`` is an :class:`AgentAdapter` (the
+protocol a host implements to bring its own Agent) or an ``--agent`` spec string.
 """
 
 from __future__ import annotations
@@ -11,10 +16,29 @@ from __future__ import annotations
 import os
 
 from ..errors import AgentGraphError, Diagnostic
+from .agents.protocol import AgentAdapter, AgentAnswer, AgentFailure, AgentRequest, ResultChoice
 from .discover import FlowEntry, discover
 from .program import FlowProgram
+from .runtime import RunSummary, Stop, events, resume, run, status
 
-__all__ = ["FlowEntry", "FlowProgram", "check", "compile", "discover"]
+__all__ = [
+    "AgentAdapter",
+    "AgentAnswer",
+    "AgentFailure",
+    "AgentRequest",
+    "FlowEntry",
+    "FlowProgram",
+    "ResultChoice",
+    "RunSummary",
+    "Stop",
+    "check",
+    "compile",
+    "discover",
+    "events",
+    "resume",
+    "run",
+    "status",
+]
 
 
 def check(path: str | os.PathLike[str], *, lenient: bool = False) -> list[Diagnostic]:

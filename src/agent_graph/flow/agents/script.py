@@ -1,0 +1,77 @@
+"""``script:FILE``: answers read from a file, one JSON object per line, in order.
+
+Each line is ``{"result": <name>, "content": <any JSON>, "agent": <ref>}`` (``content``
+defaults to null). Every Agent step of the process takes the next line, parent and
+child Runs alike, in execution order; each ``run``/``resume`` builds a new adapter, so
+it starts at the first line again. A rejected (undeclared) answer uses up its line and
+the single re-prompt takes the next one. Blank lines are skipped.
+
+``agent`` may be left out: a ``新建Agent`` step then gets ``script-agent-<line>`` and a
+``复用Agent`` step keeps the bound Agent. A line that is not such an object, and running
+out of lines, are :class:`AgentFailure` (``agent_execution``) naming the file and line.
+Meant for tests, demos and CI: no model is involved.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from .protocol import AgentAnswer, AgentFailure, AgentRequest
+
+
+class ScriptAdapter:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        text = self.path.read_text(encoding="utf-8")
+        self._lines = [(n, x) for n, x in enumerate(text.splitlines(), start=1) if x.strip()]
+        self._next = 0
+        self._lock = threading.Lock()
+        self.requests: list[AgentRequest] = []
+        self.released: list[str] = []
+
+    def ask(self, request: AgentRequest) -> AgentAnswer:
+        with self._lock:
+            self.requests.append(request)
+            if self._next >= len(self._lines):
+                raise AgentFailure(
+                    f"{self.path}: no answer left for {request.flow}.{request.node} "
+                    f"(the script has {len(self._lines)} answer line(s))"
+                )
+            number, line = self._lines[self._next]
+            self._next += 1
+        where = f"{self.path}:{number}"
+        try:
+            value: Any = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise AgentFailure(f"{where}: the answer is not JSON ({error.msg})") from None
+        if not isinstance(value, dict) or not isinstance(value.get("result"), str):
+            raise AgentFailure(f"{where}: the answer has no `result` name")
+        agent = value.get("agent")
+        if agent is not None and not isinstance(agent, str):
+            raise AgentFailure(f"{where}: `agent` must be a string")
+        if agent is None:
+            agent = f"script-agent-{number}" if request.marker == "new" else request.agent
+        return AgentAnswer(value["result"], value.get("content"), agent)
+
+    def release(self, agent: str) -> None:
+        with self._lock:
+            self.released.append(agent)
+
+
+def from_spec(rest: str) -> ScriptAdapter:
+    """``script:FILE`` → the adapter (``agent-spec-invalid`` when FILE cannot be read)."""
+    from ...errors import AgentGraphError
+
+    if not rest:
+        raise AgentGraphError("agent-spec-invalid", "script: needs a file: --agent script:FILE")
+    try:
+        return ScriptAdapter(rest)
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        raise AgentGraphError(
+            "agent-spec-invalid", f"Cannot read the answer script {rest}: {reason}"
+        ) from None

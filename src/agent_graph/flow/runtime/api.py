@@ -1,0 +1,343 @@
+"""The host's entry points: start, resume, inspect a Run (``agent_graph.flow.run`` …).
+
+``run`` and ``resume`` hold the Run's lock for as long as they drive it and return a
+:class:`RunSummary`; every refusal is an :class:`~agent_graph.errors.AgentGraphError`
+raised before the record is touched, so a refused resume leaves the Run as resumable
+as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...errors import AgentGraphError
+from .. import records as r
+from ..agents.protocol import AgentAdapter
+from ..program import FlowProgram
+from .binding import BINDINGS
+from .failures import (
+    AGENT_BOUND,
+    AGENT_REQUIRED,
+    CHILD_DIRECT,
+    CWD_MISSING,
+    ENTRY_MISSING,
+    FINGERPRINT_MISMATCH,
+    FLOW_MISMATCH,
+    NOT_RESUMABLE,
+    OPTION_INVALID,
+    TASK_INVALID,
+)
+from .interrupt import Stop, signals_stop
+from .record import Record, new_document, new_run_id
+from .resume import check_children
+from .runner import Runner, Settings
+from .store import RunFile
+
+EventCallback = Callable[[dict[str, Any], int], None]
+AgentArg = AgentAdapter | str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """How an invocation left the Run: ``state`` completed, failed or interrupted;
+    ``result``: the content of the last completed work-node visit, or None."""
+
+    state: str
+    run_id: str
+    flow: str
+    result: Any
+    error: dict[str, Any] | None
+    path: Path
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"state": self.state, "runId": self.run_id, "flow": self.flow, "result": self.result}
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+def _adapter(agent: AgentArg) -> AgentAdapter | None:
+    if isinstance(agent, str):
+        from ..agents.spec import adapter_from_spec
+
+        return adapter_from_spec(agent)
+    return agent
+
+
+def _needs_agent(program: FlowProgram) -> bool:
+    return any(n.kind in (r.AGENT_NEW, r.AGENT_REUSE) for f in program.flows for n in f.nodes)
+
+
+def _check_options(max_parallel: int | None, max_visits: int | None, timeout: float | None) -> None:
+    for name, value in (("max_parallel", max_parallel), ("max_visits", max_visits)):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
+            raise AgentGraphError(OPTION_INVALID, f"`{name}` must be a positive integer: {value!r}")
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise AgentGraphError(OPTION_INVALID, f"the command timeout must be positive: {timeout!r}")
+
+
+def _check_json(task: Any) -> None:
+    try:
+        json.dumps(task, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError, UnicodeEncodeError, RecursionError) as error:
+        raise AgentGraphError(TASK_INVALID, f"The task is not JSON data: {error}") from None
+
+
+def _settings(
+    adapter: AgentAdapter | None,
+    stop: Stop | None,
+    on_event: EventCallback | None,
+    **limits: Any,
+) -> Settings:
+    return Settings(agent=adapter, stop=stop or Stop(), on_event=on_event, **limits)
+
+
+def run(
+    path: str | os.PathLike[str],
+    task: Any,
+    *,
+    state: str | os.PathLike[str],
+    agent: AgentArg = None,
+    cwd: str | os.PathLike[str] | None = None,
+    agent_ref: str | None = None,
+    max_parallel: int | None = None,
+    max_visits: int | None = None,
+    command_timeout: float | None = None,
+    on_event: EventCallback | None = None,
+    stop: Stop | None = None,
+    handle_signals: bool = False,
+    lenient: bool = False,
+) -> RunSummary:
+    """Start a Run of the Flow at ``path`` with ``task``, recorded in the new file ``state``.
+
+    ``agent``: an adapter, or an ``--agent`` spec string; ``agent_ref``: an existing Agent
+    the Run starts bound to (B.27); ``cwd``: the business project (default: this
+    process's working directory), recorded for resume (C.6).
+    """
+    from .. import compile as compile_flow
+
+    _check_options(max_parallel, max_visits, command_timeout)
+    _check_json(task)
+    file = RunFile(state)
+    file.check_new()
+    where = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
+    if not os.path.isdir(where):
+        raise AgentGraphError(CWD_MISSING, f"The working directory does not exist: {where}")
+    program = compile_flow(path, lenient=lenient)
+    adapter = _adapter(agent)
+    if adapter is None and _needs_agent(program):
+        raise AgentGraphError(AGENT_REQUIRED, _agent_hint(program))
+    if agent_ref is not None and BINDINGS.holder(agent_ref) is not None:
+        raise AgentGraphError(
+            AGENT_BOUND,
+            f"Agent {agent_ref} is bound to the active Run {BINDINGS.holder(agent_ref)}",
+        )
+    flow = program.root
+    root = program.package_root(flow)
+    assert root is not None
+    document = new_document(
+        run_id=new_run_id(),
+        flow=flow.id,
+        entry_path=str((root / "FLOW.md").resolve()),
+        package_root=str(root.resolve()),
+        fingerprint=program.fingerprint,
+        fingerprint_version=program.record.fingerprint_version,
+        package_fingerprint=flow.fingerprint,
+        task=task,
+        cwd=where,
+        binding=agent_ref,
+        parent=None,
+        first_node=flow.nodes[flow.start].ref,
+    )
+    settings = _settings(
+        adapter, stop, on_event, max_parallel=max_parallel, max_visits=max_visits,
+        command_timeout=command_timeout,
+    )  # fmt: skip
+    record = Record(document, file, on_event, 0)
+    record.event("run-started", task=task, cwd=where, agent=agent_ref)
+    with file.lock():
+        record.create()
+        with signals_stop(settings.stop) if handle_signals else nullcontext():
+            Runner(program, flow, record, settings).drive()
+    return _summary(record)
+
+
+def resume(
+    state: str | os.PathLike[str],
+    *,
+    agent: AgentArg = None,
+    rerun_interrupted: bool = False,
+    max_parallel: int | None = None,
+    max_visits: int | None = None,
+    command_timeout: float | None = None,
+    on_event: EventCallback | None = None,
+    stop: Stop | None = None,
+    handle_signals: bool = False,
+) -> RunSummary:
+    """Go on with the Run recorded in ``state`` (B.52–B.58); refusals change nothing."""
+    _check_options(max_parallel, max_visits, command_timeout)
+    file = RunFile(state)
+    file.read()  # a missing or damaged record is refused before a lock file is made
+    with file.lock():
+        document = file.read()  # again, under the lock: the version we will drive
+        program = _resumable(file, document)
+        adapter = _adapter(agent)
+        if adapter is None and _needs_agent(program):
+            raise AgentGraphError(AGENT_REQUIRED, _agent_hint(program))
+        settings = _settings(
+            adapter, stop, on_event, max_parallel=max_parallel, max_visits=max_visits,
+            command_timeout=command_timeout, rerun_interrupted=rerun_interrupted,
+        )  # fmt: skip
+        record = Record(document, file, on_event, 0)
+        runner = Runner(program, program.root, record, settings)
+        with signals_stop(settings.stop) if handle_signals else nullcontext():
+            runner.recover()
+            runner.drive()
+    return _summary(record)
+
+
+def _resumable(file: RunFile, document: dict[str, Any]) -> FlowProgram:
+    from .. import compile as compile_flow
+
+    parent = document.get("parent")
+    if parent is not None:
+        raise AgentGraphError(
+            CHILD_DIRECT,
+            f"Run {document['runId']} is a child of Run {parent['runId']} and resumes only "
+            f"with it: agc flow resume --state {file.sibling(parent['state']).path}",
+        )
+    if document["status"] in ("completed", "failed"):
+        raise AgentGraphError(
+            NOT_RESUMABLE, f"Run {document['runId']} has {document['status']}; nothing to resume"
+        )
+    entry = Path(document["entryPath"])
+    if not entry.is_file():
+        raise AgentGraphError(ENTRY_MISSING, f"The Run's Flow is gone: {entry} does not exist")
+    try:
+        program = compile_flow(entry)
+    except AgentGraphError as error:
+        raise AgentGraphError(
+            FINGERPRINT_MISMATCH,
+            f"The Flow at {entry} changed since the Run started and no longer compiles "
+            f"({error.code}: {error.message})",
+            error.diagnostics,
+        ) from None
+    if program.root.id != document["flow"]:
+        raise AgentGraphError(
+            FLOW_MISMATCH,
+            f"{entry} now holds Flow {program.root.id}, not the Run's {document['flow']}",
+        )
+    if (
+        program.fingerprint != document["fingerprint"]
+        or program.record.fingerprint_version != document["fingerprintVersion"]
+    ):
+        raise AgentGraphError(
+            FINGERPRINT_MISMATCH,
+            f"The files of {document['flow']} or of a Flow it runs changed since Run "
+            f"{document['runId']} started (fingerprint {document['fingerprint']}, now "
+            f"{program.fingerprint}); a Run resumes only on the files it started with",
+        )
+    if not os.path.isdir(document["cwd"]):
+        raise AgentGraphError(
+            CWD_MISSING, f"The Run's working directory no longer exists: {document['cwd']}"
+        )
+    _check_refs(program.root, document)
+    check_children(file, document)
+    return program
+
+
+def _check_refs(flow: r.Flow, document: dict[str, Any]) -> None:
+    """The record's nodes are the Flow's (the fingerprint matched, so only a record
+    written for another Flow can fail this)."""
+    refs = {n.ref for n in flow.nodes}
+    cursor = document.get("cursor") or {}
+    named = [v["node"] for v in document["visits"]]
+    if cursor.get("at") == "node":
+        named.append(cursor.get("node"))
+    if any(ref not in refs for ref in named):
+        raise AgentGraphError(FLOW_MISMATCH, f"The record names nodes {document['flow']} lacks")
+
+
+def _agent_hint(program: FlowProgram) -> str:
+    return (
+        f"Flow {program.root.id} has Agent steps: give an adapter with --agent SPEC "
+        "(script:FILE, command:[argv…], claude, codex)"
+    )
+
+
+def _summary(record: Record) -> RunSummary:
+    doc = record.doc
+    state = doc["status"] if doc["status"] != "running" else "interrupted"
+    return RunSummary(
+        state=state,
+        run_id=record.run_id,
+        flow=record.flow,
+        result=doc.get("conclusion"),
+        error=doc.get("error") if state == "failed" else None,
+        path=record.file.path,
+    )
+
+
+def status(state: str | os.PathLike[str]) -> dict[str, Any]:
+    """Where the Run stands: ``{"state","runId","flow","current"?,…}``."""
+    file = RunFile(state)
+    doc = file.read()
+    out: dict[str, Any] = {"state": doc["status"], "runId": doc["runId"], "flow": doc["flow"]}
+    cursor = doc.get("cursor")
+    if cursor is not None:
+        if cursor["at"] == "node":
+            current = {"node": cursor["node"]}
+            if cursor.get("visit") is not None:
+                current["visit"] = cursor["visit"]
+        else:
+            rounds = {x["id"]: x for x in doc["rounds"]}
+            current_round = rounds[cursor["round"]]
+            current = {"fork": current_round["fork"], "round": current_round["id"]}
+        out["current"] = current
+    out["visits"] = len(doc["visits"])
+    out["result"] = doc.get("conclusion")
+    if doc.get("error") is not None:
+        out["error"] = doc["error"]
+    out["agent"] = doc.get("agentBinding")
+    out["cwd"] = doc["cwd"]
+    out["entryPath"] = doc["entryPath"]
+    if doc.get("parent") is not None:
+        out["parent"] = doc["parent"]
+    out["children"] = [_child_status(file, v) for v in doc["visits"] if v.get("childRunId")]
+    out["startedAt"], out["updatedAt"] = doc["startedAt"], doc.get("updatedAt")
+    return out
+
+
+def _child_status(file: RunFile, visit: dict[str, Any]) -> dict[str, Any]:
+    """A child Run of ``visit``: its id, Flow, record (beside the parent's) and state
+    (``not-started`` when its record was never written, ``unreadable`` when damaged)."""
+    child = file.sibling(visit["childState"])
+    try:
+        state = child.read()["status"] if child.exists() else "not-started"
+    except AgentGraphError:
+        state = "unreadable"
+    return {
+        "runId": visit["childRunId"],
+        "flow": visit.get("childFlow"),
+        "record": str(child.path),
+        "state": state,
+    }
+
+
+def events(state: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The Run's event log, in ``seq`` order (its child Runs' events are in their own)."""
+    return list(RunFile(state).read()["events"])

@@ -1,0 +1,68 @@
+"""How a Flow Run fails or stops, and the stable codes its refusals carry.
+
+Run-level failures have an error *category* (flow-spec C.31), a fixed enumeration that
+ends up in the Run record and in a parent's ``已失败`` content; they are not error codes.
+Refusals (a Run that cannot be started or resumed, a damaged record) are
+:class:`~agent_graph.errors.AgentGraphError` with one of the codes below.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: C.31: the values of a Run's ``error.category``.
+CATEGORIES: Final = (
+    "agent_execution",
+    "agent_binding",
+    "outcome_validation",
+    "command_execution",
+    "command_interrupted",
+    "flow_reference",
+    "route_not_found",
+    "recovery",
+    "persistence",
+    "loop_limit",
+    "unknown",
+)
+
+# Refusals of run / resume / status / events (documented in docs/error-codes.md).
+TARGET_EXISTS: Final = "run-target-exists"
+STATE_INVALID: Final = "run-state-invalid"
+BUSY: Final = "run-busy"
+RECORD_INVALID: Final = "run-record-invalid"
+RECORD_MODIFIED: Final = "run-record-modified"
+NOT_RESUMABLE: Final = "run-not-resumable"
+CHILD_DIRECT: Final = "run-child-direct-resume"
+FINGERPRINT_MISMATCH: Final = "run-fingerprint-mismatch"
+ENTRY_MISSING: Final = "run-entry-missing"
+FLOW_MISMATCH: Final = "run-flow-mismatch"
+CWD_MISSING: Final = "run-cwd-missing"
+TASK_INVALID: Final = "run-task-invalid"
+OPTION_INVALID: Final = "run-option-invalid"
+AGENT_REQUIRED: Final = "agent-required"
+AGENT_BOUND: Final = "agent-bound"
+AGENT_SPEC_INVALID: Final = "agent-spec-invalid"
+WRITE_FAILED: Final = "file-write-failed"
+
+
+class RunFailure(Exception):
+    """The current node (and with it the Run) fails: ``category`` (C.31) and ``summary``;
+    ``child_run_id`` when a child Run's failure failed a single-edge 执行Flow (C.25)."""
+
+    def __init__(self, category: str, summary: str, child_run_id: str | None = None) -> None:
+        super().__init__(summary)
+        assert category in CATEGORIES, category
+        self.category = category
+        self.summary = summary
+        self.child_run_id = child_run_id
+
+    def to_json(self) -> dict[str, str]:
+        out = {"category": self.category, "summary": self.summary}
+        if self.child_run_id is not None:
+            out["childRunId"] = self.child_run_id
+        return out
+
+
+class Interrupted(Exception):
+    """SIGINT/SIGTERM (or the host's stop request) arrived while a step ran: the step is
+    left unfinished in the record, to be retried or refused on resume (C.10)."""

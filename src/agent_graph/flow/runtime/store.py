@@ -1,0 +1,264 @@
+"""Run record files: one JSON document per Run, written atomically under a lock.
+
+Durability (flow-spec C.3): each commit writes the whole document to a temporary file
+in the same directory, ``fsync``s it, renames it over the record and ``fsync``s the
+directory, so after a crash at any moment the file is the complete previous or the
+complete new version. A new record is published with a hard link, which fails rather
+than replace a file that appeared meanwhile.
+
+Integrity: the document carries ``checksum``, the SHA-256 of its compact JSON (members
+in document order) without that member; a record edited outside agc (or of another
+tool) is refused on resume (``run-record-modified``) instead of being run from a state
+the runner never wrote.
+
+Concurrency: a Run is driven by one process at a time. :meth:`RunFile.lock` takes an
+advisory ``flock`` on ``.<name>.lock`` beside the real file for the whole run or resume
+and never waits: a second ``resume`` of the same Run is refused at once (``run-busy``).
+The kernel drops the lock of a process that dies, so a crash never leaves it held.
+Readers (``status``, ``events``) take no lock: they always see a whole version.
+
+Test-only crash hook: with ``AGC_FLOW_CRASH_AFTER_COMMIT=N`` in the environment the
+process SIGKILLs itself right after its N-th commit (counted per process, new records
+included); ``AGC_FLOW_CRASH_BEFORE_COMMIT=N`` kills it after the N-th commit's temporary
+file is written but before the rename. The kill tests use them to stop the runner
+between two events; nothing else reads them.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import secrets
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any, Final
+
+from ...errors import AgentGraphError, Diagnostic
+from .failures import (
+    BUSY,
+    RECORD_INVALID,
+    RECORD_MODIFIED,
+    STATE_INVALID,
+    TARGET_EXISTS,
+    WRITE_FAILED,
+)
+
+SCHEMA: Final = "agent-graph.flow-run.v1"
+CRASH_AFTER: Final = "AGC_FLOW_CRASH_AFTER_COMMIT"
+CRASH_BEFORE: Final = "AGC_FLOW_CRASH_BEFORE_COMMIT"
+MAX_RECORD_BYTES: Final = 1 << 30
+
+_commits = 0
+_commits_lock = threading.Lock()
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def canonical(document: dict[str, Any]) -> bytes:
+    body = {k: v for k, v in document.items() if k != "checksum"}
+    # members in document order (not sorted): Agent content keeps the order it came in,
+    # and reading the file back and dumping it again gives exactly these bytes
+    text = json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+    return text.encode("utf-8")
+
+
+def checksum(document: dict[str, Any]) -> str:
+    return "sha256:" + hashlib.sha256(canonical(document)).hexdigest()
+
+
+def _crash_point(variable: str, number: int) -> None:
+    wanted = os.environ.get(variable)
+    if wanted and wanted.isdigit() and int(wanted) == number:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _fsync_directory(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        with suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class RunFile:
+    """The record at ``path`` (absolute; a symbolic link is followed to the real file)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(os.path.abspath(os.fspath(path)))
+
+    @property
+    def real(self) -> Path:
+        return Path(os.path.realpath(self.path))
+
+    def sibling(self, name: str) -> RunFile:
+        """A record beside this one (child Runs live next to their parent)."""
+        return RunFile(self.real.parent / name)
+
+    def exists(self) -> bool:
+        return os.path.lexists(self.path)
+
+    # -- checks before a new Run -------------------------------------------------------
+
+    def check_new(self) -> None:
+        """A new record can be created here: nothing is there, the directory exists and
+        is writable (checked before any node runs, so a bad ``--state`` costs nothing)."""
+        if self.exists():
+            raise AgentGraphError(
+                TARGET_EXISTS,
+                f"{self.path} exists; a new Run never replaces a file (resume it with "
+                f"`agc flow resume --state {self.path}`, or choose another --state)",
+            )
+        directory = self.path.parent
+        if not directory.is_dir():
+            raise AgentGraphError(
+                STATE_INVALID, f"The directory of --state does not exist: {directory}"
+            )
+        if not os.access(directory, os.W_OK | os.X_OK):
+            raise AgentGraphError(
+                WRITE_FAILED, f"Cannot write the Run record in {directory}: permission denied"
+            )
+
+    # -- locking -------------------------------------------------------------------------
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the Run's lock, or refuse at once (``run-busy``) if another process does."""
+        import fcntl
+
+        real = self.real
+        lock = real.parent / f".{real.name}.lock"
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | _NOFOLLOW | os.O_CLOEXEC, 0o666)
+        except OSError as error:
+            raise AgentGraphError(
+                WRITE_FAILED, f"Cannot lock {lock}: {error.strerror or error}"
+            ) from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise AgentGraphError(
+                    BUSY,
+                    f"Another agc process is running or resuming the Run {self.path} "
+                    f"(it holds {lock}); wait for it to end",
+                ) from None
+            with suppress(OSError):
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            try:
+                yield
+            finally:
+                with suppress(OSError):
+                    os.ftruncate(fd, 0)
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    # -- reading -------------------------------------------------------------------------
+
+    def read(self) -> dict[str, Any]:
+        """The record, checked for shape and checksum (``run-record-invalid`` /
+        ``run-record-modified``); a missing file is ``file-missing``."""
+        from .validate import check_record
+
+        path = self.path
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read(MAX_RECORD_BYTES + 1)
+        except FileNotFoundError:
+            raise AgentGraphError("file-missing", f"No Run record at {path}") from None
+        except IsADirectoryError:
+            raise AgentGraphError(STATE_INVALID, f"--state is a directory: {path}") from None
+        except OSError as error:
+            raise AgentGraphError(
+                "file-read-failed", f"Cannot read {path}: {error.strerror or error}"
+            ) from None
+        if len(data) > MAX_RECORD_BYTES:
+            raise AgentGraphError(RECORD_INVALID, f"{path} is over 1 GiB: not a Run record")
+        try:
+            document = json.loads(data.decode("utf-8"))
+        except UnicodeDecodeError as error:
+            raise AgentGraphError(
+                RECORD_INVALID, f"{path} is not UTF-8 text (byte {error.start})"
+            ) from None
+        except json.JSONDecodeError as error:
+            found = Diagnostic(
+                RECORD_INVALID, error.msg, path=str(path), line=error.lineno, column=error.colno
+            )
+            raise AgentGraphError(
+                RECORD_INVALID,
+                f"{path}:{error.lineno}:{error.colno}: not a whole Run record "
+                f"(truncated or damaged: {error.msg})",
+                [found],
+            ) from None
+        check_record(document, str(path))
+        assert isinstance(document, dict)
+        if document.get("checksum") != checksum(document):
+            raise AgentGraphError(
+                RECORD_MODIFIED,
+                f"{path} was changed outside agc (its checksum does not match); "
+                "a Run resumes only from a record the runner wrote",
+            )
+        return document
+
+    # -- writing -------------------------------------------------------------------------
+
+    def create(self, document: dict[str, Any]) -> None:
+        self._write(document, new=True)
+
+    def commit(self, document: dict[str, Any]) -> None:
+        self._write(document, new=False)
+
+    def _write(self, document: dict[str, Any], *, new: bool) -> None:
+        global _commits
+        with _commits_lock:
+            _commits += 1
+            number = _commits
+        # one serialisation: the canonical body, with its own checksum appended last
+        body = canonical(document)
+        digest = "sha256:" + hashlib.sha256(body).hexdigest()
+        document["checksum"] = digest
+        data = body[:-1] + (',"checksum":"' + digest + '"}').encode("ascii")
+        target = self.path if new else self.real
+        directory = target.parent
+        temp = directory / f".{target.name}.{os.getpid()}-{secrets.token_hex(6)}.tmp"
+        try:
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            _crash_point(CRASH_BEFORE, number)
+            if new:
+                try:
+                    os.link(temp, target)
+                except FileExistsError:
+                    raise AgentGraphError(
+                        TARGET_EXISTS, f"{target} appeared meanwhile; nothing was replaced"
+                    ) from None
+                except OSError as error:
+                    if error.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV):
+                        raise
+                    os.replace(temp, target)  # no hard links here: check_new ran under lock
+            else:
+                os.replace(temp, target)
+            _fsync_directory(directory)
+        except OSError as error:
+            raise AgentGraphError(
+                WRITE_FAILED, f"Cannot write the Run record {target}: {error.strerror or error}"
+            ) from None
+        finally:
+            with suppress(OSError):
+                os.unlink(temp)
+        _crash_point(CRASH_AFTER, number)

@@ -222,6 +222,9 @@ class _Context:
     revision: str
     legacy_waiting_user: bool
     features: set[str] = field(default_factory=set)
+    #: every frame evaluated: (frame key, reached node ids in order, outcome by node id),
+    #: for checking the VM's evaluation trace (tests/test_graph_trace.py)
+    frames: list[tuple[str, list[str], dict[str, str]]] = field(default_factory=list)
 
 
 @dataclass
@@ -301,7 +304,7 @@ def _candidate(
     return candidate
 
 
-def _rank(candidate: dict[str, Any]) -> tuple[int, int, tuple[int, ...]]:
+def _rank(candidate: dict[str, Any]) -> tuple[int, int, bytes]:
     availability = candidate["availability"]
     rank = 0 if availability == "immediate" else 1 if availability == "requires-user" else 2
     return (rank, -candidate["_priority"], locale_sort_key(candidate["routeId"]))
@@ -418,6 +421,7 @@ def _evaluate_frame(
                     ctx.features.add("join-any-partial" if not all(matches) else f"join-{join}")
                 changed = True
 
+    ctx.frames.append((_frame_key(gid, call_path), list(reached), dict(outcomes)))
     # Candidates, in reach order.
     candidates: list[dict[str, Any]] = []
     for node_id in reached:
@@ -507,6 +511,7 @@ class OracleResult:
     evaluation: dict[str, Any]
     candidates: list[dict[str, Any]]
     features: set[str]
+    frames: list[tuple[str, list[str], dict[str, str]]] = field(default_factory=list)
 
 
 def _route_summary(candidate: dict[str, Any]) -> dict[str, Any]:
@@ -576,7 +581,8 @@ def oracle_run(
     ]
     evaluation["diagnostics"] = diagnostics
     ctx.features.add("status-" + frame.status)
-    return OracleResult(evaluation, [_public_candidate(c) for c in frame.candidates], ctx.features)
+    candidates = [_public_candidate(c) for c in frame.candidates]
+    return OracleResult(evaluation, candidates, ctx.features, ctx.frames)
 
 
 def oracle_evaluate(

@@ -48,6 +48,9 @@ ALLOWED: dict[str, set[str]] = {
     "authoring": BASE | {"documents", "compiler", "schemas"},
     # Flow packages (FLOW.md): their own front end on the shared documents layer and IR codec
     "flow": BASE | {"documents", "ir", "exec", "schemas"},
+    # pictures of graphs (Mermaid, DOT, SVG through Graphviz) and explanations: they read the
+    # VM's evaluation trace and the Flow IR, and run Graphviz through exec; they evaluate nothing
+    "pictures": BASE | {"ir", "vm", "flow", "exec"},
     "testing": BASE | {"ROOT", "documents", "vm"},
     "pytest_plugin": BASE | {"ROOT", "testing", "vm"},
     "cli": BASE
@@ -64,6 +67,7 @@ ALLOWED: dict[str, set[str]] = {
         "materialize",
         "authoring",
         "flow",
+        "pictures",
     },
     "__main__": {"cli"},
 }

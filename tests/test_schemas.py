@@ -615,6 +615,30 @@ VALID: dict[str, list[Doc]] = {
             "provider": "p",
         },
     ],
+    "explain": [
+        {
+            "schema": "agent-graph.explain.v1",
+            "provider": "p",
+            "graph": "main",
+            "entry": "default",
+            "revision": "sha256:" + "0" * 64,
+            "statusCode": "actionable",
+            "nodes": [
+                {
+                    "graph": "main",
+                    "node": "n",
+                    "stateKey": "main/n",
+                    "callPath": [],
+                    "status": "pending",
+                    "candidate": True,
+                    "primary": True,
+                    "reasons": [
+                        {"code": "explain-entry", "message": "n is the entry", "entry": "default"}
+                    ],
+                }
+            ],
+        }
+    ],
     "inspect": [
         {
             "schema": "agent-graph.inspect.v1",
@@ -707,7 +731,7 @@ def test_schema_names_are_the_packaged_files() -> None:
     assert list(S.SCHEMA_NAMES) == files
     assert list(S.SCHEMA_NAMES) == sorted(S.SCHEMA_NAMES)
     assert set(VALID) == set(S.SCHEMA_NAMES)
-    assert len(S.SCHEMA_NAMES) == 23
+    assert len(S.SCHEMA_NAMES) == 24
 
 
 @pytest.mark.parametrize("name", S.SCHEMA_NAMES)

@@ -337,7 +337,9 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
         "run-child-direct-resume": "resume of a child Run; it resumes with its parent (named)",
         "run-fingerprint-mismatch": "the Flow's files (or a child Flow's) changed since the Run",
         "run-entry-missing": "the Run's recorded FLOW.md no longer exists",
-        "run-flow-mismatch": "the recorded entry now holds another Flow, or the record another's nodes",
+        "run-flow-mismatch": (
+            "the recorded entry now holds another Flow, or the record another's nodes"
+        ),
         "run-cwd-missing": "the Run's working directory does not exist (at start or resume)",
         "run-task-invalid": "the task (Python API) is not JSON data",
         "run-option-invalid": "max_parallel / max_visits / command timeout out of range (API)",

@@ -18,6 +18,7 @@ import click
 
 from ..errors import AgentGraphError
 from ..protocol import PROTOCOL_VERSION, __version__
+from .colour import CHOICE, add_colour_option, colour_option
 from .options import FORMAT_MISSING, format_from_argv, manifest_bases, provider_options
 from .render import FORMATS, emit_error
 
@@ -31,7 +32,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "build": ("build", "build_command"),
     "code": ("code", "code_group"),
     "evaluate": ("evaluate", "evaluate_command"),
+    "explain": ("explain", "explain_command"),
     "flow": ("flow", "flow_group"),
+    "graph": ("graph", "graph_command"),
     "init": ("init", "init_command"),
     "inspect": ("validate", "inspect_group"),
     "import": ("importcmd", "import_group"),
@@ -54,6 +57,7 @@ def load_command(name: str) -> click.Command | None:
 
     command: click.Command = getattr(import_module(f"{__name__}.{found[0]}"), found[1])
     _full_short_help(command)
+    add_colour_option(command)  # --color is global: accepted after any command too
     return command
 
 
@@ -101,6 +105,9 @@ def cli(
         ctx.exit(2)
 
 
+cli.params.append(colour_option())
+
+
 def first_sentence(text: str) -> str:
     """The first sentence of a help text (its first paragraph's words up to a final ``.``)."""
     words = text.split("\n\n", 1)[0].split()
@@ -124,6 +131,7 @@ def _full_short_help(command: click.Command) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     fmt = format_from_argv(args)
+    CHOICE.set("auto")  # every invocation starts from the default (tests run many in one process)
     try:
         result = cli.main(args=args, prog_name="agc", standalone_mode=False)
     except click.exceptions.Exit as exc:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..errors import AgentGraphError, Diagnostic
+from .colour import paint
 
 FORMATS = ("human", "json")
 
@@ -33,7 +34,7 @@ def emit(
     if fmt == "json":
         out.write(json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n")
     else:
-        out.write("\n".join(lines) + "\n")
+        out.write("\n".join(paint(lines, out)) + "\n")
     out.flush()
 
 
@@ -115,7 +116,7 @@ def emit_error(
     if fmt == "json":
         out.write(json.dumps(error.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n")
         return
-    out.write("\n".join(error_lines(error, bases)) + "\n")
+    out.write("\n".join(paint(error_lines(error, bases), out)) + "\n")
 
 
 def _headline_needed(error: AgentGraphError) -> bool:

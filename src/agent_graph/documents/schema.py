@@ -45,7 +45,8 @@ SCHEMA_BASE_URI = "https://agent-graph.dev/schemas/"
 SCHEMA_NAMES: tuple[str, ...] = tuple(
     sorted(
         """
-        action bundle code-catalog code-location error evaluation graph host-action-result
+        action bundle code-catalog code-location error evaluation explain graph
+        host-action-result
         inspect materialization provider resource resource-location.file
         resource-location.graph-action resource-location.host-action resource-read-receipts
         resource.file resource.graph-action resource.host-action route run skill-binding

@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Any, ClassVar, Final, cast
 
 from ..canonical import canonical_text, digest_canonical, json_string
 from ..errors import Diagnostic
@@ -172,6 +172,10 @@ def compute_revision(
 class Evaluator:
     """One evaluation: the state, the revision and the frames it evaluates."""
 
+    #: The class of its frames: :mod:`.trace` substitutes a recording subclass, so an
+    #: evaluation without a trace runs exactly the plain frames (chosen once per frame).
+    frame_type: ClassVar[type[_Frame]]
+
     def __init__(self, program: r.Program, root: Path, state: Normalized, revision: str) -> None:
         self.program = program
         self.root = root
@@ -250,7 +254,7 @@ class Evaluator:
                 early = self._refused(graph, wanted, active_ids, active)
                 if early is None:
                     start = next(i for name, i in graph.entrypoints if name == wanted)
-                    frames.append(_Frame(self, graph, path, prefix).run(start, wanted))
+                    frames.append(self.frame_type(self, graph, path, prefix).run(start, wanted))
                     active_ids.append(graph.id)
                     active.add(graph.id)
                 elif not frames:
@@ -473,6 +477,9 @@ class _Frame:
                 )
             )
         return FrameResult("blocked", diagnostics=self.diagnostics)
+
+
+Evaluator.frame_type = _Frame
 
 
 # -- outcome keys that name nothing ------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ from .state import Normalized, RoutingState, normalize
 if TYPE_CHECKING:
     from .locations import FileLocation
     from .route import Route
+    from .trace import Trace, TracingEvaluator
 
 EVALUATION_SCHEMA = "agent-graph.evaluation.v1"
 CODE_LOCATION_SCHEMA = "agent-graph.code-location.v1"
@@ -47,6 +48,9 @@ class Evaluation:
     outcome: Outcome | None
     candidates: tuple[Candidate, ...]
     diagnostics: tuple[Diagnostic, ...]
+    #: how each node got its outcome (``evaluate(..., trace=True)`` only); not part of
+    #: the result: two evaluations are equal whether or not one was traced
+    trace: Trace | None = field(default=None, compare=False, repr=False)
 
     @property
     def primary(self) -> Candidate | None:
@@ -183,10 +187,18 @@ class Program:
             document=document,
         )
 
-    def _evaluate(self, graph_id: str, entry: str, state: Normalized) -> Evaluation:
+    def _evaluate(
+        self, graph_id: str, entry: str, state: Normalized, trace: bool = False
+    ) -> Evaluation:
         graph = self.graph(graph_id)
         revision = compute_revision(self.ir, graph, graph_id, entry, state)
-        evaluator = Evaluator(self.ir, self.root, state, revision)
+        tracer: TracingEvaluator | None = None
+        if trace:  # the recording evaluator is a subclass: the plain path pays nothing
+            from .trace import TracingEvaluator
+
+            evaluator: Evaluator = (tracer := TracingEvaluator(self.ir, self.root, state, revision))
+        else:
+            evaluator = Evaluator(self.ir, self.root, state, revision)
         # Frames allocate many small objects and no cycles that outlive the call; the
         # cyclic collector would rescan the suspended frames of a deep call chain
         # again and again (a fifth of the time at depth 1,000).
@@ -218,11 +230,19 @@ class Program:
             outcome=result.outcome,
             candidates=tuple(result.candidates),
             diagnostics=tuple(diagnostics),
+            trace=tracer.trace if tracer is not None else None,
         )
 
-    def evaluate(self, graph: str, entry: str = "default", state: StateLike = None) -> Evaluation:
-        """Which steps are legal now for ``state`` (facts, outcomes, authorities)."""
-        return self._evaluate(graph, entry, normalize(state))
+    def evaluate(
+        self, graph: str, entry: str = "default", state: StateLike = None, *, trace: bool = False
+    ) -> Evaluation:
+        """Which steps are legal now for ``state`` (facts, outcomes, authorities).
+
+        ``trace=True`` also records how every node got its outcome
+        (:class:`~agent_graph.vm.trace.Trace`, as :attr:`Evaluation.trace`); the result is
+        the same either way, and without it evaluation does no tracing work at all.
+        """
+        return self._evaluate(graph, entry, normalize(state), trace)
 
     def route(
         self,

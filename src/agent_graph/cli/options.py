@@ -121,14 +121,7 @@ def provider_options(func: F) -> F:
             metavar="PATH",
             help="Host registry mapping provider ids to manifests (for provider: locators).",
         ),
-        click.option(
-            "--format",
-            "fmt",
-            default=None,
-            metavar="human|json",
-            callback=_check_format,
-            help="Output format (default: human).",
-        ),
+        format_option,
     ]
     for option in reversed(options):
         func = option(func)

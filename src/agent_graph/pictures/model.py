@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
+from ..ir.records import OUTCOMES
+
 #: How a node is drawn: the kinds of Provider nodes, then the parts of a Flow.
 Shape = Literal[
     "action", "gate", "subgraph", "terminal", "start", "finish", "fork", "join", "call", "note"
@@ -24,19 +26,7 @@ EdgeStyle = Literal["flow", "repeat", "intent", "call", "branch"]
 
 #: Overlay statuses: the eight outcomes, ``unreached`` (evaluated frame, node not
 #: reached), and the Run states of Flow nodes.
-STATUSES: Final[tuple[str, ...]] = (
-    "completed",
-    "partial",
-    "failed",
-    "unverified",
-    "skipped",
-    "pending",
-    "blocked",
-    "waiting-user",
-    "unreached",
-    "visited",
-    "current",
-)
+STATUSES: Final[tuple[str, ...]] = (*OUTCOMES, "unreached", "visited", "current")
 #: How a candidate is marked, strongest first.
 EMPHASES: Final[tuple[str, ...]] = ("primary", "alternative", "candidate")
 

@@ -15,6 +15,7 @@ A failed check names what grew and by how much; the exit code is 1.
 
 from __future__ import annotations
 
+import gc
 import inspect
 import os
 import subprocess
@@ -76,13 +77,26 @@ def best(action: Callable[[], object], runs: int) -> float:
 
 
 def _growth(name: str, measure: Callable[[int], float]) -> Check:
-    small, large = measure(SMALL), measure(LARGE)
-    return Check(
-        f"{name} growth {SMALL:,} -> {LARGE:,} nodes",
-        large / small,
-        GROWTH_LIMIT,
-        f"{small * 1000:.1f} ms -> {large * 1000:.1f} ms",
-    )
+    """The growth ratio; one over its limit is measured once more before it counts (a busy
+    machine can slow one run down; a real regression, quadratic say, stays over)."""
+    check = None
+    for _ in range(2):
+        gc.collect()
+        small = measure(SMALL)
+        gc.collect()
+        large = measure(LARGE)
+        found = Check(
+            f"{name} growth {SMALL:,} -> {LARGE:,} nodes",
+            large / small,
+            GROWTH_LIMIT,
+            f"{small * 1000:.1f} ms -> {large * 1000:.1f} ms",
+        )
+        if check is None or found.ratio < check.ratio:
+            check = found
+        if check.ok:
+            break
+    assert check is not None
+    return check
 
 
 class _Chains:

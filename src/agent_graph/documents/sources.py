@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
@@ -56,7 +56,6 @@ _PLAIN_BEFORE: Final = frozenset(" \t\r\n{,?")
 _PLAIN_AFTER: Final = frozenset(" \t\r\n,}]")
 
 
-@dataclass(slots=True)
 class TextSourceMap(SourceMap):
     """A :class:`SourceMap` that also has the text it was parsed from.
 
@@ -65,9 +64,33 @@ class TextSourceMap(SourceMap):
     about the key itself. Line starts are computed on first use.
     """
 
-    text: str = field(default="", repr=False)
-    is_json: bool = False
-    _starts: list[int] | None = field(default=None, repr=False, compare=False)
+    __slots__ = ("_starts", "is_json", "text")
+
+    def __init__(
+        self,
+        positions: dict[str, tuple[int, int]] | None = None,
+        *,
+        pending: Callable[[], dict[str, tuple[int, int]]] | None = None,
+        text: str = "",
+        is_json: bool = False,
+    ) -> None:
+        super().__init__(positions, pending=pending)
+        self.text = text
+        self.is_json = is_json
+        self._starts: list[int] | None = None
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        assert isinstance(other, TextSourceMap)
+        return (self.positions, self.text, self.is_json) == (
+            other.positions,
+            other.text,
+            other.is_json,
+        )
+
+    def __repr__(self) -> str:
+        return f"TextSourceMap(positions={self.positions!r}, is_json={self.is_json!r})"
 
     def _line_starts(self) -> list[int]:
         if self._starts is None:
@@ -146,7 +169,8 @@ def _json_quoted(key: str) -> str:
 
 
 def _with_text(source: SourceMap, text: str, *, is_json: bool) -> TextSourceMap:
-    return TextSourceMap(source.positions, text=text, is_json=is_json)
+    positions, pending = source.share()
+    return TextSourceMap(positions, pending=pending, text=text, is_json=is_json)
 
 
 def read_structured(abs_path: Path, *, display: str) -> Document:

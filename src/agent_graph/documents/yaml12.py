@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from functools import partial
 from typing import Any, Final
 
 import yaml
@@ -38,7 +39,14 @@ from yaml.events import (
 )
 
 from agent_graph.canonical import js_number, to_js_number
-from agent_graph.documents.sourcemap import MAX_DEPTH, ParseError, SourceMap, escape_token
+from agent_graph.documents.sourcemap import (
+    MAX_DEPTH,
+    ParseError,
+    Positions,
+    SourceMap,
+    escape_token,
+    gc_paused,
+)
 
 __all__ = [
     "ALIAS_EXPANSION_LIMIT",
@@ -74,6 +82,9 @@ _FLOAT_RE: Final = re.compile(
     r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
 )
 _NUMBER_START: Final = frozenset("-+.0123456789")
+#: First characters of every plain scalar that may resolve to something other than a
+#: string (null, a bool, a number); any other plain scalar is a string as written.
+_PLAIN_SPECIAL: Final = frozenset("~nNtTfF") | _NUMBER_START
 
 
 class YamlError(ParseError):
@@ -132,24 +143,47 @@ def _resolve_plain(text: str) -> Any:
 # Event-driven builder
 
 
-class _Frame:
-    """An open collection: the container being filled and what its next child is."""
+# The builder keeps the open collection in local variables and each enclosing one as
+# a saved tuple ``(container, shadow, is_map, key, size, anchor)`` on a stack:
+# ``container`` is the dict or list being filled, ``key`` the mapping key awaiting its
+# value (None: a key comes next), ``size`` the nodes in the value once aliases are
+# expanded, ``anchor`` its anchor name. ``shadow`` records where the collection and
+# each of its children start, in document order, without spelling any JSON pointer:
+# ``[position, False, *children]`` for a sequence, ``[position, True, key, child,
+# key, child, …]`` for a mapping, where a position is ``(line, column)`` (None
+# without a mark) and a child is a position (a scalar or an alias: nothing below it
+# is placed) or the shadow of a nested collection (a tuple once it is closed, so the
+# garbage collector stops tracking it). :func:`_pointer_map` turns a
+# document's shadow into its pointer map when one is first needed.
+_Saved = tuple[Any, list[Any], bool, str | None, int, str | None]
 
-    __slots__ = ("anchor", "container", "is_map", "key", "pointer", "size")
 
-    def __init__(self, container: Any, pointer: str, anchor: str | None, is_map: bool) -> None:
-        self.container = container
-        self.pointer = pointer
-        self.anchor = anchor
-        self.is_map = is_map
-        self.key: str | None = None  # mapping: the key awaiting its value
-        self.size = 1  # nodes in this value once aliases are expanded
+def _pointer_map(root: Any, offset: int) -> Positions:
+    """The ``pointer -> (line, column)`` map of a document from its root's shadow
+    (see :data:`_Saved`), in document order; an empty document is placed at its start."""
+    positions: Positions = {}
 
-    def child_pointer(self) -> str:
-        """JSON pointer of the value about to be added to this collection."""
-        if self.is_map:
-            return self.pointer + "/" + escape_token(self.key)  # type: ignore[arg-type]
-        return self.pointer + "/" + str(len(self.container))
+    def place(pointer: str, entry: Any) -> None:
+        if entry is None or type(entry[1]) is not bool:  # a value placed, nothing below
+            if entry is not None:
+                positions[pointer] = entry
+            return
+        if entry[0] is not None:
+            positions[pointer] = entry[0]
+        if entry[1]:  # a mapping: key, child, key, child, ...
+            items = iter(entry)
+            next(items)
+            next(items)
+            for key, child in zip(items, items, strict=True):
+                place(pointer + "/" + escape_token(key), child)
+        else:
+            for index in range(2, len(entry)):
+                place(pointer + "/" + str(index - 2), entry[index])
+
+    place("", root)
+    if not positions:  # an empty document: None, "at" the start
+        positions[""] = (offset, 1)
+    return positions
 
 
 def _mark_error(message: str, event: Event, line_offset: int) -> YamlError:
@@ -209,64 +243,92 @@ class _Builder:
         raise self.error("a mapping key must be a scalar, not a collection", event)
 
     def build(self, source: Any) -> tuple[Any, SourceMap]:
-        positions = self.positions
+        # One loop over the event stream with the open collection in locals: this is
+        # the hot path of loading a large file (see the comment above _Saved).
         offset = self.line_offset + 1
-        stack: list[_Frame] = []
-        top: _Frame | None = None
+        stack: list[_Saved] = []
+        container: Any = None  # None: at the document's root
+        shadow: list[Any] = []
+        is_map = False
+        key: str | None = None
+        size_sum = 0
+        anchor: str | None = None
         root: Any = None
+        root_shadow: Any = None
         documents = 0
         get_event = source.get_event
+        anchors = self.anchors
+        open_anchors = self.open_anchors
+        plain_start = _PLAIN_SPECIAL
+        scalar_kind, alias_kind = ScalarEvent, AliasEvent
+        map_start, seq_start = MappingStartEvent, SequenceStartEvent
+        map_end, seq_end = MappingEndEvent, SequenceEndEvent
 
         while True:
             event = get_event()
             kind = type(event)
-            if kind is ScalarEvent or kind is AliasEvent:
-                if kind is ScalarEvent:
+            if kind is scalar_kind:
+                text = event.value
+                if event.tag is not None:
                     value = self.scalar_value(event)
-                    size = 1
-                    if event.anchor is not None:
-                        self.anchors[event.anchor] = (value, 1)
+                elif not event.implicit[0]:
+                    value = text  # quoted (or a block scalar): a string
+                elif text and text[0] not in plain_start:
+                    value = text  # cannot be null, a bool or a number
                 else:
-                    value, size = self.resolve_alias(event)
-                if top is not None and top.is_map and top.key is None:
-                    key = self.key_text(value, event)
-                    if key in top.container:
-                        raise self.error(f"duplicate mapping key {_short(key)}", event)
-                    top.key = key
-                    continue
-                mark = event.start_mark
-                pointer = "" if top is None else top.child_pointer()
-                if mark is not None:
-                    positions[pointer] = (mark.line + offset, mark.column + 1)
-            elif kind is MappingStartEvent or kind is SequenceStartEvent:
-                is_map = kind is MappingStartEvent
-                if top is not None and top.is_map and top.key is None:
+                    value = _resolve_plain(text)
+                size = 1
+                if event.anchor is not None:
+                    anchors[event.anchor] = (value, 1)
+            elif kind is alias_kind:
+                value, size = self.resolve_alias(event)
+            elif kind is map_start or kind is seq_start:
+                opens_map = kind is map_start
+                if is_map and key is None:
                     raise self.error("a mapping key must be a scalar, not a collection", event)
                 tag = event.tag
-                if tag is not None and tag != (_MAP if is_map else _SEQ):
-                    noun = "mapping" if is_map else "sequence"
+                if tag is not None and tag != (_MAP if opens_map else _SEQ):
+                    noun = "mapping" if opens_map else "sequence"
                     raise self.error(f"unsupported tag {_tag_name(tag)} on a {noun}", event)
                 if len(stack) >= MAX_DEPTH:
                     raise self.error(
                         f"collections are nested more than {MAX_DEPTH} levels deep", event
                     )
-                pointer = "" if top is None else top.child_pointer()
                 mark = event.start_mark
-                if mark is not None:
-                    positions[pointer] = (mark.line + offset, mark.column + 1)
+                stack.append((container, shadow, is_map, key, size_sum, anchor))
                 anchor = event.anchor
                 if anchor is not None:
-                    self.open_anchors.add(anchor)
-                top = _Frame({} if is_map else [], pointer, anchor, is_map)
-                stack.append(top)
+                    open_anchors.add(anchor)
+                container = {} if opens_map else []
+                shadow = [
+                    None if mark is None else (mark.line + offset, mark.column + 1),
+                    opens_map,
+                ]
+                is_map, key, size_sum = opens_map, None, 1
                 continue
-            elif kind is MappingEndEvent or kind is SequenceEndEvent:
-                frame = stack.pop()
-                value, size = frame.container, frame.size
-                if frame.anchor is not None:
-                    self.open_anchors.discard(frame.anchor)
-                    self.anchors[frame.anchor] = (value, size)
-                top = stack[-1] if stack else None
+            elif kind is map_end or kind is seq_end:
+                value, size = container, size_sum
+                if anchor is not None:
+                    open_anchors.discard(anchor)
+                    anchors[anchor] = (value, size)
+                # a tuple of atoms and tuples: the garbage collector stops tracking it
+                finished = tuple(shadow)
+                container, shadow, is_map, key, size_sum, anchor = stack.pop()
+                # A closed collection: attach it and its shadow.
+                if container is None:
+                    root = value
+                    root_shadow = finished
+                elif is_map:
+                    container[key] = value
+                    shadow.append(key)
+                    shadow.append(finished)
+                    key = None
+                    size_sum += size
+                else:
+                    container.append(value)
+                    shadow.append(finished)
+                    size_sum += size
+                continue
             elif kind is DocumentStartEvent:
                 documents += 1
                 if documents > 1:
@@ -275,22 +337,30 @@ class _Builder:
                     raise self.error("%YAML and %TAG directives are not supported", event)
                 continue
             elif event is None or kind is yaml.StreamEndEvent:
-                if not positions:  # an empty document: None, "at" the start
-                    positions[""] = (offset, 1)
-                return root, SourceMap(positions)
+                return root, SourceMap(pending=partial(_pointer_map, root_shadow, offset))
             else:  # stream start, document end
                 continue
 
-            # A finished value (scalar, alias or closed collection): attach it.
-            if top is None:
+            # A finished scalar or alias: a key, or a value to attach with its position.
+            mark = event.start_mark
+            if container is None:
                 root = value
-            elif top.is_map:
-                top.container[top.key] = value
-                top.key = None
-                top.size += size
+                root_shadow = None if mark is None else (mark.line + offset, mark.column + 1)
+            elif is_map:
+                if key is None:
+                    key = value if type(value) is str else self.key_text(value, event)
+                    if key in container:
+                        raise self.error(f"duplicate mapping key {_short(key)}", event)
+                    continue
+                container[key] = value
+                shadow.append(key)
+                shadow.append(None if mark is None else (mark.line + offset, mark.column + 1))
+                key = None
+                size_sum += size
             else:
-                top.container.append(value)
-                top.size += size
+                container.append(value)
+                shadow.append(None if mark is None else (mark.line + offset, mark.column + 1))
+                size_sum += size
 
     def resolve_alias(self, event: AliasEvent) -> tuple[Any, int]:
         name = event.anchor or ""
@@ -374,7 +444,8 @@ def parse_yaml(text: str, *, line_offset: int = 0) -> tuple[Any, SourceMap]:
     new_source, counts_bytes = _EVENT_SOURCE
     try:
         source = new_source(complete)
-        return _Builder(line_offset).build(source)
+        with gc_paused():  # the builder makes no reference cycles
+            return _Builder(line_offset).build(source)
     except YamlError:
         raise
     except (yaml.YAMLError, UnicodeError) as error:

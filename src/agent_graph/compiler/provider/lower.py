@@ -13,6 +13,7 @@ from typing import Any
 from ...canonical import js_sorted
 from ...documents.files import digest_file
 from ...documents.paths import portable
+from ...documents.sourcemap import gc_paused
 from ...documents.sources import read_markdown, read_structured
 from ...errors import AgentGraphError
 from ...ir import records as r
@@ -60,6 +61,10 @@ class _Lowering:
         self.graph_index = {gid: i for i, gid in enumerate(provider.graphs)}
         self.digests: dict[Path, str] = {}
         self.paths: dict[str, Path] = {}
+        # memo tables: a large graph names the same few actions and resources per node
+        self.action_refs: dict[str, int] = {}
+        self.resource_refs: dict[str, int] = {}
+        self.lists: dict[tuple[tuple[str, ...], tuple[str, ...]], r.ResourceLists] = {}
 
     def digest(self, path: Path) -> str:
         found = self.digests.get(path)
@@ -76,7 +81,10 @@ class _Lowering:
     def action_ref(self, reference: str | None) -> int:
         if reference is None:
             return r.NONE
-        return self.action_index[self.path_of(reference)]
+        found = self.action_refs.get(reference)
+        if found is None:
+            found = self.action_refs[reference] = self.action_index[self.path_of(reference)]
+        return found
 
     def resource_ref(self, reference: str) -> int:
         """The resource a node's reference names, as the reference's ``locateResource``
@@ -84,18 +92,26 @@ class _Lowering:
         the reference, else the one loaded from its contained path. So an id spelled like
         another resource's path wins over that path; the loader still loaded the file at
         the path (its digest counts in the graph revision) even when no Route shows it."""
-        found = self.resource_ids.get(reference)
-        if found is not None:
-            return found
-        return self.resource_index[self.path_of(reference)]
+        found = self.resource_refs.get(reference)
+        if found is None:
+            found = self.resource_ids.get(reference)
+            if found is None:
+                found = self.resource_index[self.path_of(reference)]
+            self.resource_refs[reference] = found
+        return found
 
     def resource_lists(self, value: dict[str, Any] | None) -> r.ResourceLists | None:
+        """A node's resource lists; equal lists share one (immutable) record."""
         if value is None:
             return None
-        return r.ResourceLists(
-            tuple(self.resource_ref(x) for x in value.get("required", [])),
-            tuple(self.resource_ref(x) for x in value.get("recommended", [])),
-        )
+        key = (tuple(value.get("required", ())), tuple(value.get("recommended", ())))
+        found = self.lists.get(key)
+        if found is None:
+            ref = self.resource_ref
+            found = self.lists[key] = r.ResourceLists(
+                tuple([ref(x) for x in key[0]]), tuple([ref(x) for x in key[1]])
+            )
+        return found
 
     # -- actions ------------------------------------------------------------------------
 
@@ -288,6 +304,11 @@ class _Lowering:
 
 def lower(provider: LoadedProvider) -> r.Program:
     """Build the IR of a loaded, valid Provider."""
+    with gc_paused():  # hundreds of thousands of immutable records, no cycles
+        return _lower(provider)
+
+
+def _lower(provider: LoadedProvider) -> r.Program:
     lowering = _Lowering(provider)
     return r.Program(
         provider_id=provider.id,

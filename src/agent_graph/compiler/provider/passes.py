@@ -19,7 +19,7 @@ from ...bundles.manifest import Bundle, check_identity, is_bundle, verify_manife
 from ...bundles.trust import TrustStore
 from ...documents import schema
 from ...documents.paths import Origin, ensure_file, portable
-from ...documents.sourcemap import Document
+from ...documents.sourcemap import Document, gc_paused
 from ...documents.sources import read_structured
 from ...errors import AgentGraphError, ProblemSink
 from ...ir import records as r
@@ -117,11 +117,14 @@ def load_catalog(state: ProviderState) -> None:
 
 
 def load_graphs(state: ProviderState) -> None:
-    state.checks.load_graphs(state.manifest, state.here)
+    # loading and checking a large graph allocates without making cycles: see gc_paused
+    with gc_paused():
+        state.checks.load_graphs(state.manifest, state.here)
 
 
 def resolve_references(state: ProviderState) -> None:
-    state.checks.check_nodes()
+    with gc_paused():
+        state.checks.check_nodes()
 
 
 def check_recursion(state: ProviderState) -> None:

@@ -27,6 +27,7 @@ sys.path.insert(0, str(HERE))
 SCRIPTS = (
     "vm_bench.py",
     "validate_bench.py",
+    "load_bench.py",
     "bundle_bench.py",
     "materialize_bench.py",
     "flow_bench.py",

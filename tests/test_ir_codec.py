@@ -16,7 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -577,7 +577,7 @@ def _decoded(name: str) -> r.Program:
     return codec.decode(compiled(name))
 
 
-def _replace_in(items: tuple[Any, ...], match: Callable[[Any], bool], **changes: Any) -> Any:
+def _replace_in(items: Sequence[Any], match: Callable[[Any], bool], **changes: Any) -> Any:
     hits = [i for i, item in enumerate(items) if match(item)]
     assert hits, "the example no longer has what this test edits"
     i = hits[0]

@@ -83,8 +83,12 @@ def _binding_conforms(value: Any) -> bool:
     )
 
 
-def verify_ir(bundle: Bundle) -> BoundIR | None:
+def verify_ir(bundle: Bundle, *, lazy: bool = False) -> BoundIR | None:
     """The bundle's IR, verified and decoded; ``None`` when the bundle has no binding.
+
+    ``lazy``: decode the IR's graphs on first use (``codec.decode(..., lazy=True)``;
+    each is still checked before it is used). The cold path takes it; the compiler,
+    which compares the IR with what the sources compile to, decodes it whole.
 
     A binding that is damaged, bound to another manifest, or names an IR file that is
     missing, outside the bundle, of another digest or undecodable is refused. An IR of
@@ -126,7 +130,7 @@ def verify_ir(bundle: Bundle) -> BoundIR | None:
             "/irDigest", "bundle-ir-digest-mismatch", f"Bundle IR digest mismatch: {value['ir']}"
         )
     try:
-        program = codec.decode(data)
+        program = codec.decode(data, lazy=lazy)
     except AgentGraphError as exc:
         if exc.code != "ir-version-unsupported":
             raise AgentGraphError(
@@ -141,6 +145,7 @@ def verify_ir(bundle: Bundle) -> BoundIR | None:
 
 def check_ir_matches(bundle: Bundle, program: r.Program) -> None:
     """Cross-check the IR against the manifest: identity, catalogs, dependencies, digests."""
+    from ..ir.codec import graph_summaries
 
     def mismatch(what: str) -> AgentGraphError:
         return _binding_fail(
@@ -150,7 +155,8 @@ def check_ir_matches(bundle: Bundle, program: r.Program) -> None:
     if (program.provider_id, program.provider_version) != bundle.provider:
         raise mismatch("Provider identity")
     value = bundle.value
-    if sorted((g.id, g.path) for g in program.graphs) != sorted(
+    graphs = graph_summaries(program.graphs)  # without decoding lazily decoded graphs
+    if sorted((gid, path) for gid, path, _ in graphs) != sorted(
         (e["id"], e["path"]) for e in value["graphs"]
     ):
         raise mismatch("graphs")
@@ -162,7 +168,7 @@ def check_ir_matches(bundle: Bundle, program: r.Program) -> None:
         e["id"] for e in value["actions"]
     }:
         raise mismatch("actions")
-    index = {g.id: list(g.dependencies) for g in program.graphs}
+    index = {gid: list(dependencies) for gid, _, dependencies in graphs}
     if digest_value(index) != digest_value(value["graphDependencies"]):
         raise mismatch("graph dependencies")
     files = bundle.files
@@ -219,7 +225,9 @@ def open_verified_ir(
         return None
     try:
         bundle = verify_manifest(path, value)
-        bound = verify_ir(bundle)
+        # lazily: a cold evaluate decodes only the graphs it evaluates (each one still
+        # checked before it is used); everything else about the IR is checked here
+        bound = verify_ir(bundle, lazy=True)
     except AgentGraphError:
         return None
     if bound is None or bound.program is None or not trust.vouches(bundle.digest, bound.digest):

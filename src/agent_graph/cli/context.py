@@ -12,13 +12,13 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import click
 
 from ..errors import AgentGraphError, Diagnostic
+from ..ir.codegen import record
 from .render import FORMATS
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ..vm import Program
 
 
-@dataclass(slots=True)
+@record  # a frozen dataclass, cheaper to create: cold start
 class Options:
     manifest: str | None
     skill: str | None
@@ -73,7 +73,7 @@ def _announce_lock_waits(ctx: click.Context, fmt: str) -> None:
     ctx.call_on_close(lambda: WAIT_NOTICE.reset(token))
 
 
-@dataclass(slots=True)
+@record
 class ProviderContext:
     state: ProviderState  # stopped before lowering; ``agent_graph.program_of`` finishes it
     binding: ResolvedBinding | None

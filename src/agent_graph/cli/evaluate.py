@@ -30,7 +30,7 @@ import click
 
 from .context import Options, load_program, options, select
 from .options import evaluation_options, provider_options, provider_words, shell_command
-from .run import refuse_missing_entry, report_safely
+from .render import refuse_missing_entry, report_safely  # light: cli.run is not imported
 
 if TYPE_CHECKING:
     from ..vm import Program
@@ -133,9 +133,10 @@ def _warn_unknown_outcomes(
 ) -> None:
     """An outcome under a key that is no state key is ignored: say so (human output only,
     on stderr; the JSON documents stay the reference's)."""
+    from ..ir import codec
     from ..vm.evaluate import outcome_key_warnings
 
-    if fmt != "human" or graph not in {g.id for g in program.ir.graphs}:
+    if fmt != "human" or graph not in codec.graph_ids(program.ir.graphs):
         return
     for warning in outcome_key_warnings(program.ir, graph, outcomes):
         click.echo(f"WARNING {warning.code}: {warning.message}", err=True)

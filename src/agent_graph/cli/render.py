@@ -140,3 +140,38 @@ def error_lines(error: AgentGraphError, bases: Sequence[Path] = ()) -> list[str]
     # a command that would help, complete (``detail.next``): printed to be run as it is
     lines += [f"Next: {d.detail['next']}" for d in error.diagnostics if d.detail.get("next")]
     return lines
+
+
+def report_safely(fmt: str, document: dict[str, Any], lines: Sequence[str]) -> None:
+    """Print a command's result; text the output cannot encode is escaped, never an error.
+
+    A Run holds Unicode text only (checked before it is written), but a path on the
+    command line may hold bytes that were not UTF-8, and standard output may not be
+    UTF-8: after a write has happened, the result is printed with escapes instead
+    (``\\udcff``, ``\\u00fc`` in JSON) rather than reported as a failure.
+    """
+    try:
+        emit(fmt, document, lines)
+    except UnicodeEncodeError:  # nothing was written: the text is encoded before it goes out
+        if fmt == "json":
+            text = json.dumps(document, ensure_ascii=True, separators=(",", ":"))
+        else:
+            text = "\n".join(lines).encode("ascii", "backslashreplace").decode("ascii")
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+
+def refuse_missing_entry(doc: dict[str, Any]) -> None:
+    """Human output: an Entry the Graph lacks is an error of the command (exit 1).
+
+    The reference (and ``--format json``) reports it as an Evaluation with statusCode
+    ``error`` and an ``entry-missing`` diagnostic, exit 0; a person reading "State:
+    error" from a typo deserves the failure a script can see.
+    """
+    from ..errors import AgentGraphError
+
+    if doc["statusCode"] != "error":
+        return
+    for diagnostic in doc["diagnostics"]:
+        if diagnostic["code"] == "entry-missing":
+            raise AgentGraphError("entry-missing", diagnostic["message"])

@@ -22,7 +22,7 @@ import click
 
 from .context import load_program, options
 from .options import provider_options, provider_words, shell_command
-from .run import report_safely
+from .render import report_safely
 
 _DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _RADIX = re.compile(r"0([xXoObB])([0-9a-fA-F]+)")

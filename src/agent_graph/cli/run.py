@@ -25,10 +25,8 @@ human output an Entry the Provider lacks is an error (``entry-missing``, exit 1)
 from __future__ import annotations
 
 import difflib
-import json
 import os
-import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -51,7 +49,7 @@ from .options import (
     shell_command,
     state_option,
 )
-from .render import emit
+from .render import refuse_missing_entry, report_safely
 
 if TYPE_CHECKING:
     from ..ir import records as r
@@ -68,25 +66,6 @@ def _store() -> FileRunStore:
     return FileRunStore()
 
 
-def report_safely(fmt: str, document: dict[str, Any], lines: Sequence[str]) -> None:
-    """Print a command's result; text the output cannot encode is escaped, never an error.
-
-    A Run holds Unicode text only (checked before it is written), but a path on the
-    command line may hold bytes that were not UTF-8, and standard output may not be
-    UTF-8: after a write has happened, the result is printed with escapes instead
-    (``\\udcff``, ``\\u00fc`` in JSON) rather than reported as a failure.
-    """
-    try:
-        emit(fmt, document, lines)
-    except UnicodeEncodeError:  # nothing was written: the text is encoded before it goes out
-        if fmt == "json":
-            text = json.dumps(document, ensure_ascii=True, separators=(",", ":"))
-        else:
-            text = "\n".join(lines).encode("ascii", "backslashreplace").decode("ascii")
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
-
-
 def _absolute(path: str) -> str:
     return os.path.abspath(path)
 
@@ -94,22 +73,6 @@ def _absolute(path: str) -> str:
 def _given_provider(opts: Options) -> list[str]:
     """The Provider options the user gave, to repeat in a printed command (absolute)."""
     return provider_words(opts.manifest, opts.skill, opts.registry)
-
-
-def refuse_missing_entry(doc: dict[str, Any]) -> None:
-    """Human output: an Entry the Graph lacks is an error of the command (exit 1).
-
-    The reference (and ``--format json``) reports it as an Evaluation with statusCode
-    ``error`` and an ``entry-missing`` diagnostic, exit 0; a person reading "State:
-    error" from a typo deserves the failure a script can see.
-    """
-    from ..errors import AgentGraphError
-
-    if doc["statusCode"] != "error":
-        return
-    for diagnostic in doc["diagnostics"]:
-        if diagnostic["code"] == "entry-missing":
-            raise AgentGraphError("entry-missing", diagnostic["message"])
 
 
 # -- which Provider a Run belongs to ------------------------------------------------------

@@ -24,9 +24,17 @@ version, so a reader of older IR says "recompile" instead of "damaged".
 
 from __future__ import annotations
 
+import dataclasses
+import gc
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, overload
+
 from ..canonical import is_digest, is_identifier
 from . import records as r
-from .wire import RecordSet, corrupt, digest_of
+from .decoders import _string
+from .schema import Table, describe
+from .wire import RecordSet, corrupt, digest_of, unpack
 from .wire import decode as _decode
 from .wire import encode as _encode
 
@@ -36,11 +44,14 @@ __all__ = [
     "LAYOUT",
     "MAGIC",
     "PROGRAM",
+    "LazyGraphs",
     "check_bounds",
     "corrupt",
     "decode",
     "digest_of",
     "encode",
+    "graph_ids",
+    "graph_summaries",
 ]
 
 MAGIC = "agent-graph.ir"
@@ -207,7 +218,16 @@ def _check_adjacency(graph: r.Graph) -> None:
         raise corrupt(f"graph {graph.id}: repeat edge table does not match edges")
 
 
-def _check_node(node: r.Node, graphs: tuple[r.Graph, ...]) -> str | None:
+#: A called graph by index: its id and its entry names (all a call's check reads of it).
+Callees = Callable[[int], tuple[str, frozenset[str]]]
+
+
+def _callees(graphs: Sequence[r.Graph]) -> Callees:
+    table = [(g.id, frozenset(name for name, _ in g.entrypoints)) for g in graphs]
+    return table.__getitem__
+
+
+def _check_node(node: r.Node, callees: Callees) -> str | None:
     """What is wrong with ``node``'s kind-specific data, or None: each kind carries its own
     data and no other kind's (action and gate nodes: a reason code and resource lists)."""
     gate = node.gate
@@ -227,8 +247,9 @@ def _check_node(node: r.Node, graphs: tuple[r.Graph, ...]) -> str | None:
     if kind == r.SUBGRAPH:
         if node.subgraph == r.NONE or node.entry is None:
             return "subgraph call does not match its kind"
-        if all(name != node.entry for name, _ in graphs[node.subgraph].entrypoints):
-            return f"calls the missing entry {node.entry} of graph {graphs[node.subgraph].id}"
+        callee, entries = callees(node.subgraph)
+        if node.entry not in entries:
+            return f"calls the missing entry {node.entry} of graph {callee}"
     elif node.subgraph != r.NONE or node.entry is not None:
         return "subgraph call does not match its kind"
     if kind == r.TERMINAL:
@@ -246,7 +267,8 @@ def _check_node(node: r.Node, graphs: tuple[r.Graph, ...]) -> str | None:
     return _check_facts(node.requires) or _check_facts(node.satisfied_by)
 
 
-def _check_graph(graph: r.Graph, graphs: tuple[r.Graph, ...]) -> None:
+def _check_graph(graph: r.Graph, callees: Callees) -> None:
+    """The per-graph part of :func:`verify` (a lazy decode runs it on first use)."""
     if not _contained(graph.path):
         raise corrupt(f"graph {graph.id}: its path leaves the Provider root")
     if not is_digest(graph.digest):
@@ -254,7 +276,7 @@ def _check_graph(graph: r.Graph, graphs: tuple[r.Graph, ...]) -> None:
     _distinct([node.id for node in graph.nodes], f"nodes of graph {graph.id}")
     _distinct([name for name, _ in graph.entrypoints], f"entries of graph {graph.id}")
     for node in graph.nodes:
-        problem = _check_node(node, graphs)
+        problem = _check_node(node, callees)
         if problem is not None:
             raise corrupt(f"graph {graph.id} node {node.id}: {problem}")
     _check_adjacency(graph)
@@ -262,9 +284,18 @@ def _check_graph(graph: r.Graph, graphs: tuple[r.Graph, ...]) -> None:
 
 def verify(program: r.Program) -> None:
     """The Program rules that are not per-field bounds (those are generated)."""
+    _verify_shared(program, [graph.id for graph in program.graphs])
+    callees = _callees(program.graphs)
+    for graph in program.graphs:
+        _check_graph(graph, callees)
+
+
+def _verify_shared(program: r.Program, graph_ids: list[str]) -> None:
+    """Every rule of :func:`verify` that is not about one graph (a lazy decode runs these
+    on load, before any graph is decoded)."""
     if not is_digest(program.provider_digest):
         raise corrupt("the Provider has no digest")
-    _distinct([graph.id for graph in program.graphs], "graphs")
+    _distinct(graph_ids, "graphs")
     _distinct([action.id for action in program.actions], "actions")
     _distinct([resource.id for resource in program.resources], "resources")
     for action in program.actions:
@@ -281,8 +312,6 @@ def verify(program: r.Program) -> None:
             problem = _catalog_problem(entry, program.resources)
             if problem is not None:
                 raise corrupt(f"catalog entry {entry.code}: {problem}")
-    for graph in program.graphs:
-        _check_graph(graph, program.graphs)
 
 
 PROGRAM: RecordSet[r.Program] = RecordSet(
@@ -303,9 +332,192 @@ def encode(program: r.Program) -> bytes:
     return _encode(PROGRAM, program)
 
 
-def decode(data: bytes, *, expected_digest: str | None = None) -> r.Program:
-    """Decode and verify IR bytes (``expected_digest`` pins the whole bytes, as a bundle does)."""
-    return _decode(PROGRAM, data, expected_digest=expected_digest)
+def decode(data: bytes, *, expected_digest: str | None = None, lazy: bool = False) -> r.Program:
+    """Decode and verify IR bytes (``expected_digest`` pins the whole bytes, as a bundle does).
+
+    ``lazy``: check on load everything that is not one graph (the header and both
+    digests, the string table, the Program's own fields, actions, resources, catalog,
+    each graph's record shape and id, graph ids distinct) and decode, check and verify
+    each graph when it is first used (:class:`LazyGraphs`, raising ``ir-corrupt`` then).
+    Eager by default: a caller that decodes to inspect or re-encode gets every error now.
+    """
+    if not lazy:
+        return _decode(PROGRAM, data, expected_digest=expected_digest)
+    paused = gc.isenabled()
+    gc.disable()  # as wire.decode: many small objects, no cycles
+    try:
+        return _decode_lazy(data, expected_digest)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _decode_lazy(data: bytes, expected_digest: str | None) -> r.Program:
+    strings, tree = unpack(PROGRAM, data, expected_digest)
+    if type(tree) is not list or len(tree) != len(_PROGRAM_FIELDS):
+        raise corrupt("malformed Program record")
+    raw = tree[_GRAPHS_AT]
+    if type(raw) is not list:
+        raise corrupt("Program.graphs: expected a list")
+    # the Program without its graphs goes through the generated decoder and checks,
+    # which then see no graph; the graphs are decoded one by one as they are used
+    rest = [*tree[:_GRAPHS_AT], [], *tree[_GRAPHS_AT + 1 :]]
+    shell: r.Program = PROGRAM.decoders()[r.Program](rest, strings, len(strings))
+    PROGRAM.check_part(r.Program, shell, {})
+    graphs = LazyGraphs(raw, strings, shell)
+    _verify_shared(shell, list(graphs.ids))
+    return dataclasses.replace(shell, graphs=graphs)
+
+
+_PROGRAM_FIELDS = describe(r.Program)
+_GRAPHS_AT = [f.name for f in _PROGRAM_FIELDS].index("graphs")
+_GRAPH_AT = {f.name: i for i, f in enumerate(describe(r.Graph))}
+
+
+class LazyGraphs(Sequence[r.Graph]):
+    """A Program's graphs, each decoded, bounds-checked and verified on first use.
+
+    Built by a lazy :func:`decode` after every check that is not about one graph; a
+    graph's own checks (the generated decoder and bounds checks, then the per-graph
+    rules of :func:`verify`) run when it is first materialised and raise ``ir-corrupt``
+    then, so nothing the VM reads of a graph is unchecked, and a damaged graph leaves
+    the others usable. It behaves as the tuple an eager decode gives (indexing,
+    slicing, iteration, ``len``, equality with that tuple, hashing, encoding).
+
+    A graph's check of its subgraph calls reads only the called graphs' entry names
+    (from their undecoded records), never materialises them: materialising never
+    recurses, whatever the depth of the call chain. Materialising takes a lock, so
+    threads sharing a Program decode each graph once.
+    """
+
+    __slots__ = ("_done", "_entries", "_lock", "_raw", "_sizes", "_strings", "ids")
+
+    def __init__(self, raw: list[Any], strings: list[str], shell: r.Program) -> None:
+        width, at, count = len(_GRAPH_AT), _GRAPH_AT["id"], len(strings)
+        ids = []
+        for item in raw:  # needed to look graphs up by id: checked now
+            if type(item) is not list or len(item) != width:
+                raise corrupt("malformed Graph record")
+            ids.append(_string(item[at], strings, count, "Graph.id"))
+        self.ids: tuple[str, ...] = tuple(ids)
+        self._raw, self._strings = raw, strings
+        # the sizes of the Program's tables a graph indexes into (its own are its own)
+        self._sizes = {
+            Table("Program", f.name): len(raw)
+            if f.name == "graphs"
+            else len(getattr(shell, f.name) or ())
+            for f in _PROGRAM_FIELDS
+            if f.wire.kind == "records"
+        }
+        self._done: list[r.Graph | None] = [None] * len(raw)
+        self._entries: dict[int, tuple[str, frozenset[str]]] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._done)
+
+    @overload
+    def __getitem__(self, index: int) -> r.Graph: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[r.Graph, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> r.Graph | tuple[r.Graph, ...]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(len(self._done))[index])
+        graph = self._done[index]  # the hot path: one list read once decoded
+        return graph if graph is not None else self._materialise(index)
+
+    def __iter__(self) -> Iterator[r.Graph]:
+        for index in range(len(self._done)):
+            yield self[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (LazyGraphs, tuple)):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"LazyGraphs({len(self)} graphs, {self.materialised()} decoded)"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, (tuple(self),))  # a copy or a pickle is the eager tuple
+
+    def materialised(self) -> int:
+        """How many graphs have been decoded so far."""
+        return sum(graph is not None for graph in self._done)
+
+    def summaries(self) -> list[tuple[str, str, tuple[str, ...]]]:
+        """Each graph's (id, path, dependencies), read from its undecoded record (type and
+        string checks only), for cross-checks against a bundle manifest."""
+        strings, count = self._strings, len(self._strings)
+        path_at, deps_at = _GRAPH_AT["path"], _GRAPH_AT["dependencies"]
+        out = []
+        for graph_id, item in zip(self.ids, self._raw, strict=True):
+            deps = item[deps_at]
+            if type(deps) is not list:
+                raise corrupt("Graph.dependencies: expected a list")
+            path = _string(item[path_at], strings, count, "Graph.path")
+            names = tuple(_string(d, strings, count, "Graph.dependencies") for d in deps)
+            out.append((graph_id, path, names))
+        return out
+
+    def _materialise(self, index: int) -> r.Graph:
+        index = range(len(self._done))[index]  # negative indexes as a tuple takes them
+        with self._lock:
+            graph = self._done[index]
+            if graph is None:  # not decoded by another thread while this one waited
+                paused = gc.isenabled()
+                gc.disable()
+                try:
+                    graph = self._decode(index)
+                finally:
+                    if paused:
+                        gc.enable()
+                self._done[index] = graph
+        return graph
+
+    def _decode(self, index: int) -> r.Graph:
+        graph: r.Graph = PROGRAM.decoders()[r.Graph](
+            self._raw[index], self._strings, len(self._strings)
+        )
+        PROGRAM.check_part(r.Graph, graph, self._sizes)
+        _check_graph(graph, self._callee)
+        return graph
+
+    def _callee(self, index: int) -> tuple[str, frozenset[str]]:
+        """A called graph's id and entry names (``index`` is bounds-checked already)."""
+        found = self._entries.get(index)
+        if found is None:
+            done = self._done[index]
+            if done is not None:
+                names = frozenset(name for name, _ in done.entrypoints)
+            else:  # read the names only: the called graph is checked when it is used
+                pairs, count = self._raw[index][_GRAPH_AT["entrypoints"]], len(self._strings)
+                if type(pairs) is not list or any(
+                    type(p) is not list or len(p) != 2 for p in pairs
+                ):
+                    raise corrupt(f"graph {self.ids[index]}: malformed entrypoints")
+                names = frozenset(
+                    _string(p[0], self._strings, count, "Graph.entrypoints") for p in pairs
+                )
+            found = self._entries[index] = (self.ids[index], names)
+        return found
+
+
+def graph_ids(graphs: Sequence[r.Graph]) -> tuple[str, ...]:
+    """The graphs' ids in order, without decoding lazy ones."""
+    return graphs.ids if isinstance(graphs, LazyGraphs) else tuple(g.id for g in graphs)
+
+
+def graph_summaries(graphs: Sequence[r.Graph]) -> list[tuple[str, str, tuple[str, ...]]]:
+    """Each graph's (id, path, dependencies), without decoding lazy ones."""
+    if isinstance(graphs, LazyGraphs):
+        return graphs.summaries()
+    return [(g.id, g.path, g.dependencies) for g in graphs]
 
 
 def check_bounds(program: r.Program) -> None:

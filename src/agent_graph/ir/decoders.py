@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 
 from ..errors import AgentGraphError
 from . import records as r
+from .codegen import compile_cached as _compile
 from .schema import NONE, Field, Table, table_needs
 
 Decoder = Callable[[Any, list[str], int], Any]
@@ -173,7 +174,7 @@ def build_decoders(records: Mapping[type, tuple[Field, ...]]) -> dict[type, Deco
         body.append(f"    return {name}({', '.join(values)})")
         source.append("\n".join(body))
     namespace = _namespace(records)
-    exec(compile("\n\n".join(source), "<agent_graph.ir.decoders>", "exec"), namespace)
+    exec(_compile("\n\n".join(source), "<agent_graph.ir.decoders>"), namespace)
     return {cls: namespace[f"dec_{cls.__name__}"] for cls in records}
 
 
@@ -206,6 +207,24 @@ def _bound(f: Field) -> list[str]:
 
 def build_checker(records: Mapping[type, tuple[Field, ...]], root: type) -> Checker:
     """A function refusing a ``root`` value with any index outside its table or enum."""
+    checkers = build_checkers(records, root)
+    if root not in checkers:
+        return lambda value: None
+    check, tables = checkers[root]
+    assert not tables  # the record set refuses a root that needs an enclosing table
+    return lambda value: check(value)
+
+
+#: A record's generated check and the tables (enclosing records' lists) whose sizes it
+#: takes, in argument order.
+PartChecker = tuple[Callable[..., None], tuple[Table, ...]]
+
+
+def build_checkers(
+    records: Mapping[type, tuple[Field, ...]], root: type
+) -> dict[type, PartChecker]:
+    """Per record with an index or code in its subtree, its generated check: a lazy
+    decoder checks one part (a graph) with the sizes of the tables around it."""
     needs = table_needs(records)
     bounded = {cls for cls, fields in records.items() if any(_bounded(f) for f in fields)}
     changed = True
@@ -216,10 +235,13 @@ def build_checker(records: Mapping[type, tuple[Field, ...]], root: type) -> Chec
                 bounded.add(cls)
                 changed = True
     if root not in bounded:
-        return lambda value: None
+        return {}
+
+    def ordered(cls: type) -> list[Table]:
+        return sorted(needs[cls], key=_size)
 
     def params(cls: type) -> list[str]:
-        return sorted(_size(table) for table in needs[cls])
+        return [_size(table) for table in ordered(cls)]
 
     source: list[str] = []
     for cls, fields in records.items():
@@ -253,9 +275,8 @@ def build_checker(records: Mapping[type, tuple[Field, ...]], root: type) -> Chec
                     body.append(f"{indent}{call.format('v')}")
         source.append("\n".join(body))
     namespace = _namespace(records)
-    exec(compile("\n\n".join(source), "<agent_graph.ir.checks>", "exec"), namespace)
-    checker: Checker = namespace[f"chk_{root.__name__}"]
-    return checker
+    exec(_compile("\n\n".join(source), "<agent_graph.ir.checks>"), namespace)
+    return {cls: (namespace[f"chk_{cls.__name__}"], tuple(ordered(cls))) for cls in bounded}
 
 
 def _bounded(f: Field) -> bool:

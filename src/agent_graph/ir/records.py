@@ -15,11 +15,14 @@ order is wire order, so reordering fields changes the bytes.
 Paths are Provider-relative POSIX paths; the VM joins them onto the installed root.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here: the wire markers are read at run time
+# (schema.describe), and annotations evaluated as the classes are created come from
+# this module's bytecode, where strings would be compiled afresh by every process.
 
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Annotated, Any
 
+from .codegen import record
 from .schema import (
     FLAG,
     INTEGER,
@@ -166,7 +169,7 @@ def freeze_json(value: Any) -> Any:
     return root
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FactCheck:
     """One ``requiresFacts``/``satisfiedBy`` check.
 
@@ -180,7 +183,7 @@ class FactCheck:
     value: Annotated[Any, JSON]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ResourceLists:
     """``resources`` of a node (or a gate's delegated replacement).
 
@@ -191,7 +194,7 @@ class ResourceLists:
     recommended: Annotated[tuple[int, ...], indexes(RESOURCES)]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Delegated:
     """A gate's ``delegated`` policy, applied only on session-authority routes.
 
@@ -205,7 +208,7 @@ class Delegated:
     resources: Annotated[ResourceLists | None, RECORD]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Gate:
     """The ``gate`` object of a gate node plus its Action contracts.
 
@@ -227,7 +230,7 @@ class Gate:
     fields: Annotated[tuple[str, ...], TEXTS]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Node:
     """One graph node, with its adjacency precomputed.
 
@@ -264,7 +267,7 @@ class Node:
     repeats: Annotated[tuple[int, ...], indexes(EDGES)]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Edge:
     """One edge: ``source``/``target`` node indexes, ``kind`` (EDGE_KINDS index) and
     ``mask``, the OR of :data:`OUTCOME_BIT` over its outcomes (default ``[completed]``)."""
@@ -275,7 +278,7 @@ class Edge:
     mask: Annotated[int, bits(OUTCOMES)]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Graph:
     """One graph: ``id``; ``path`` of its file; ``digest``, its closure digest (reference
     §1.7, the revision's ``provider`` member); ``entrypoints`` as (name, node index) pairs in
@@ -292,7 +295,7 @@ class Graph:
     dependencies: Annotated[tuple[str, ...], TEXTS]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FileRef:
     """A file an Action exposes on Routes as a file location (Skill, input/output schema).
 
@@ -310,7 +313,7 @@ class FileRef:
     error: Annotated[tuple[str, str] | None, TEXT_PAIR]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Action:
     """One Action contract.
 
@@ -334,7 +337,7 @@ class Action:
     output_schema: Annotated[FileRef | None, RECORD]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class HostInput:
     """What a host-action location exposes: the materializer's ``handler``, the versioned
     identities of its input and output schemas, and the descriptor's ``input`` value."""
@@ -345,7 +348,7 @@ class HostInput:
     value: Annotated[Any, JSON]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Resource:
     """One loaded resource.
 
@@ -367,7 +370,7 @@ class Resource:
     host: Annotated[HostInput | None, RECORD]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CatalogEntry:
     """A Code Catalog entry: ``code``, ``kind`` (route-reason/diagnostic), ``summary`` (the
     route hint), optional ``severity`` and ``document`` (a static resource index or NONE),
@@ -381,19 +384,21 @@ class CatalogEntry:
     raw: Annotated[Any, JSON]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Program:
     """A compiled Provider.
 
     ``provider_id``/``provider_version``: identity. ``provider_digest``: the reference's
     provider digest (revision fallback). ``graphs``, ``actions``, ``resources``: tables
     in load order. ``catalog``: entries in file order, or None without a catalog.
+    ``graphs`` is a tuple, or, from a lazy decode, a sequence that decodes and verifies
+    each graph on first use (:class:`~agent_graph.ir.codec.LazyGraphs`).
     """
 
     provider_id: Annotated[str, TEXT]
     provider_version: Annotated[str, TEXT]
     provider_digest: Annotated[str, TEXT]
-    graphs: Annotated[tuple[Graph, ...], RECORDS]
+    graphs: Annotated[Sequence[Graph], RECORDS]  # a tuple, or codec.LazyGraphs
     actions: Annotated[tuple[Action, ...], RECORDS]
     resources: Annotated[tuple[Resource, ...], RECORDS]
     catalog: Annotated[tuple[CatalogEntry, ...] | None, RECORDS]

@@ -27,14 +27,15 @@ from __future__ import annotations
 
 import dataclasses
 import types
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, get_args, get_origin, get_type_hints
+
+from .codegen import record  # a frozen dataclass, cheaper to create
 
 NONE = -1  # "no index" in optional index fields
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Table:
     """A list-of-records field that index fields point into: ``record.field``."""
 
@@ -45,7 +46,7 @@ class Table:
         return f"{self.record}.{self.field}"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Wire:
     """The marker on one field: its ``kind`` and, for index-like kinds, what it points at.
 
@@ -95,7 +96,7 @@ def bits(names: tuple[str, ...]) -> Wire:
     return Wire("bits", names=names)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Field:
     """One described field: its ``name``, ``wire`` marker, layout ``code`` (``s``, ``s?``,
     ``R?:Gate`` …, see :data:`CODES`), whether its value may be None (``optional``) and,
@@ -157,8 +158,12 @@ def _field(cls: type, name: str, hint: Any) -> Field:
         record = base
         prefix = "R"
     elif wire.kind == "records":
+        # tuple[Record, ...]; or Sequence[Record] where a reader may hand out a lazy
+        # sequence (Program.graphs: see codec.LazyGraphs) instead of a tuple
         args = get_args(base)
-        if get_origin(base) is not tuple or len(args) != 2 or args[1] is not Ellipsis:
+        if get_origin(base) is Sequence and len(args) == 1:
+            args = (args[0], Ellipsis)
+        elif get_origin(base) is not tuple or len(args) != 2 or args[1] is not Ellipsis:
             raise TypeError(f"{where}: a records field must be tuple[Record, ...], not {hint}")
         record = args[0]
         prefix = "L"

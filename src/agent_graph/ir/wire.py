@@ -22,16 +22,24 @@ from __future__ import annotations
 
 import gc
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
 import msgpack
 
 from ..errors import AgentGraphError
-from .decoders import Checker, Decoder, build_checker, build_decoders, corrupt
-from .schema import Field, describe, table_needs
+from .decoders import (
+    Checker,
+    Decoder,
+    PartChecker,
+    build_checker,
+    build_checkers,
+    build_decoders,
+    corrupt,
+)
+from .schema import Field, Table, describe, table_needs
 
-__all__ = ["RecordSet", "corrupt", "decode", "digest_of", "encode"]
+__all__ = ["RecordSet", "corrupt", "decode", "digest_of", "encode", "unpack"]
 
 T = TypeVar("T")
 
@@ -68,6 +76,7 @@ class RecordSet(Generic[T]):
         self._check_closed()
         self._decoders: dict[type, Decoder] | None = None
         self._checker: Checker | None = None
+        self._checkers: dict[type, PartChecker] | None = None
 
     def _check_closed(self) -> None:
         if len(self.by_name) != len(self.fields):
@@ -98,6 +107,17 @@ class RecordSet(Generic[T]):
         if self._decoders is None:  # generated on first use: importing stays cheap
             self._decoders = build_decoders(self.fields)
         return self._decoders
+
+    def check_part(self, cls: type, value: Any, sizes: Mapping[Table, int]) -> None:
+        """The generated bounds and code checks of one ``cls`` record inside the root,
+        ``sizes`` giving the lengths of the enclosing tables it indexes (a lazy decoder
+        checks a part when it decodes it; ``verify`` is then the caller's)."""
+        if self._checkers is None:
+            self._checkers = build_checkers(self.fields, self.root)
+        found = self._checkers.get(cls)
+        if found is not None:
+            check, tables = found
+            check(value, *(sizes[table] for table in tables))
 
     def check(self, value: T) -> None:
         """Refuse ``value`` unless every index is within its table and every code within
@@ -176,6 +196,18 @@ def decode(records: RecordSet[T], data: bytes, *, expected_digest: str | None = 
 
 
 def _decode(records: RecordSet[T], data: bytes, expected_digest: str | None) -> T:
+    strings, tree = unpack(records, data, expected_digest)
+    value: T = records.decoders()[records.root](tree, strings, len(strings))
+    records.check(value)
+    return value
+
+
+def unpack(
+    records: RecordSet[Any], data: bytes, expected_digest: str | None = None
+) -> tuple[list[str], Any]:
+    """The string table and the undecoded root of ``data``, after checking the digest
+    pin, the header (magic, version, body digest) and the string table: what a decoder
+    that decodes parts later (a lazy one) must still check up front."""
     if expected_digest is not None and digest_of(data) != expected_digest:
         raise corrupt(f"digest {digest_of(data)} does not match the expected {expected_digest}")
     try:
@@ -203,6 +235,4 @@ def _decode(records: RecordSet[T], data: bytes, expected_digest: str | None) -> 
         raise corrupt("missing string table")
     if not all(type(text) is str for text in strings):
         raise corrupt("string table holds a non-string")
-    value: T = records.decoders()[records.root](tree, strings, len(strings))
-    records.check(value)
-    return value
+    return strings, tree

@@ -22,6 +22,8 @@ from ..ir import records as r
 from .model import Cluster, Edge, EdgeStyle, Ids, Node, Picture, Shape, shorten
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..vm import Evaluation
     from ..vm.trace import FrameTrace, Trace
 
@@ -59,7 +61,7 @@ def edge_label(edge: r.Edge) -> str | None:
     return " · ".join(parts) or None
 
 
-def node_lines(node: r.Node, graphs: tuple[r.Graph, ...]) -> list[str]:
+def node_lines(node: r.Node, graphs: Sequence[r.Graph]) -> list[str]:
     lines = [node.id]
     if node.kind == r.SUBGRAPH:
         called = graphs[node.subgraph].id if node.subgraph != r.NONE else "?"

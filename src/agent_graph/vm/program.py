@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +17,7 @@ from ..canonical import is_digest
 from ..errors import AgentGraphError, Diagnostic
 from ..ir import codec
 from ..ir import records as r
+from ..ir.codegen import record
 from .evaluate import MAX_ALTERNATIVE_ROUTES, Candidate, Evaluator, compute_revision
 from .kinds import Outcome, StatusCode
 from .state import Normalized, RoutingState, normalize
@@ -32,7 +33,7 @@ CODE_LOCATION_SCHEMA = "agent-graph.code-location.v1"
 StateLike = RoutingState | Mapping[str, Any] | None
 
 
-@dataclass(frozen=True, slots=True)
+@record  # a frozen dataclass, cheaper to create: cold start
 class Evaluation:
     """The result of :meth:`Program.evaluate`; :meth:`to_dict` is ``agent-graph.evaluation.v1``.
 
@@ -76,7 +77,7 @@ class Evaluation:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@record  # a frozen dataclass, cheaper to create: cold start
 class CodeLocation:
     """One Code Catalog entry as :meth:`Program.locate_code` finds it; :meth:`to_dict` is
     ``agent-graph.code-location.v1``. ``document`` is the entry's static document located
@@ -123,7 +124,8 @@ class Program:
         self.root = Path(os.path.abspath(root))
         self._data = data if data is not None else codec.encode(ir)
         self.digest = codec.digest_of(self._data)
-        self._graph_index = {g.id: i for i, g in enumerate(ir.graphs)}
+        # ids only: a lazily decoded Program decodes a graph when it is first evaluated
+        self._graph_index = {gid: i for i, gid in enumerate(codec.graph_ids(ir.graphs))}
 
     def __setattr__(self, name: str, value: Any) -> None:
         if hasattr(self, "_graph_index"):
@@ -285,7 +287,17 @@ class Program:
 
 
 def load_program(
-    data: bytes, root: str | os.PathLike[str], *, expected_digest: str | None = None
+    data: bytes,
+    root: str | os.PathLike[str],
+    *,
+    expected_digest: str | None = None,
+    lazy: bool = False,
 ) -> Program:
-    """Decode and verify IR bytes; ``root`` is where the Provider's files are installed."""
-    return Program(codec.decode(data, expected_digest=expected_digest), root, bytes(data))
+    """Decode and verify IR bytes; ``root`` is where the Provider's files are installed.
+
+    ``lazy``: decode each graph when it is first used (``codec.decode(..., lazy=True)``):
+    a damaged graph raises ``ir-corrupt`` when a call first reaches it, not here. For
+    short-lived processes that use few graphs of a large Provider.
+    """
+    ir = codec.decode(data, expected_digest=expected_digest, lazy=lazy)
+    return Program(ir, root, bytes(data))

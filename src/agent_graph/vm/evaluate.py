@@ -169,6 +169,11 @@ def compute_revision(
     return digest_canonical(text)
 
 
+def catalog_hints(program: r.Program) -> dict[str, str]:
+    """Reason code -> its catalog summary (the hint a candidate carries)."""
+    return {e.code: e.summary for e in program.catalog or () if e.summary}
+
+
 class Evaluator:
     """One evaluation: the state, the revision and the frames it evaluates."""
 
@@ -176,12 +181,19 @@ class Evaluator:
     #: evaluation without a trace runs exactly the plain frames (chosen once per frame).
     frame_type: ClassVar[type[_Frame]]
 
-    def __init__(self, program: r.Program, root: Path, state: Normalized, revision: str) -> None:
+    def __init__(
+        self,
+        program: r.Program,
+        root: Path,
+        state: Normalized,
+        revision: str,
+        hints: dict[str, str] | None = None,
+    ) -> None:
         self.program = program
         self.root = root
         self.state = state
         self.revision = revision
-        self.hints = {e.code: e.summary for e in program.catalog or () if e.summary}
+        self.hints = catalog_hints(program) if hints is None else hints
         self.authorities = frozenset(state.authorities)
 
     def graph_path(self, graph: r.Graph) -> str:
@@ -456,9 +468,10 @@ class _Frame:
             return FrameResult(
                 "complete", next(iter(terminal_outcomes)), diagnostics=self.diagnostics
             )
-        candidates.sort(
-            key=lambda c: (_AVAILABILITY_RANK[c.availability], -c.node.priority, c.route_id)
-        )
+        if len(candidates) > 1:
+            candidates.sort(
+                key=lambda c: (_AVAILABILITY_RANK[c.availability], -c.node.priority, c.route_id)
+            )
         if candidates:
             status: StatusCode
             if any(c.availability == "immediate" for c in candidates):

@@ -18,7 +18,13 @@ from ..errors import AgentGraphError, Diagnostic
 from ..ir import codec
 from ..ir import records as r
 from ..ir.codegen import record
-from .evaluate import MAX_ALTERNATIVE_ROUTES, Candidate, Evaluator, compute_revision
+from .evaluate import (
+    MAX_ALTERNATIVE_ROUTES,
+    Candidate,
+    Evaluator,
+    catalog_hints,
+    compute_revision,
+)
 from .kinds import Outcome, StatusCode
 from .state import Normalized, RoutingState, normalize
 
@@ -112,7 +118,7 @@ class Program:
     (both check them); records without bytes are checked here (``ir-corrupt``).
     """
 
-    __slots__ = ("_data", "_graph_index", "digest", "ir", "root")
+    __slots__ = ("_data", "_graph_index", "_hints", "digest", "ir", "root")
 
     def __init__(
         self, ir: r.Program, root: str | os.PathLike[str], data: bytes | None = None
@@ -125,6 +131,7 @@ class Program:
         self._data = data if data is not None else codec.encode(ir)
         self.digest = codec.digest_of(self._data)
         # ids only: a lazily decoded Program decodes a graph when it is first evaluated
+        self._hints = catalog_hints(ir)  # the same for every evaluation
         self._graph_index = {gid: i for i, gid in enumerate(codec.graph_ids(ir.graphs))}
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -198,9 +205,11 @@ class Program:
         if trace:  # the recording evaluator is a subclass: the plain path pays nothing
             from .trace import TracingEvaluator
 
-            evaluator: Evaluator = (tracer := TracingEvaluator(self.ir, self.root, state, revision))
+            evaluator: Evaluator = (
+                tracer := TracingEvaluator(self.ir, self.root, state, revision, self._hints)
+            )
         else:
-            evaluator = Evaluator(self.ir, self.root, state, revision)
+            evaluator = Evaluator(self.ir, self.root, state, revision, self._hints)
         # Frames allocate many small objects and no cycles that outlive the call; the
         # cyclic collector would rescan the suspended frames of a deep call chain
         # again and again (a fifth of the time at depth 1,000).

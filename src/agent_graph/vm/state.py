@@ -128,33 +128,49 @@ def _receipts(value: Mapping[str, Any]) -> tuple[str, tuple[Receipt, ...]]:
     return provider, tuple(out)
 
 
+_MEMBERS = frozenset({"facts", "outcomes", "authorities", "receipts", "workspace"})
+
+
 def normalize(state: RoutingState | Mapping[str, Any] | None) -> Normalized:
     """Check a state (or a plain mapping with the same members) and normalise it."""
+    facts: Any
+    outcomes: Any
+    authorities: Any
+    receipts: Any
+    workspace: str | None
     if state is None:
-        state = RoutingState()
+        facts, outcomes, authorities, receipts, workspace = None, None, (), None, None
     elif type(state) is dict or isinstance(state, Mapping):
-        unknown = set(state) - {"facts", "outcomes", "authorities", "receipts", "workspace"}
-        if unknown:
+        if not _MEMBERS.issuperset(state):
+            unknown = set(state) - _MEMBERS
             raise AgentGraphError(
                 "state-invalid", f"Unknown routing state members: {', '.join(sorted(unknown))}"
             )
-        state = RoutingState(**state)
-    facts = state.facts if state.facts is not None else {}
-    if type(facts) is not dict and not isinstance(facts, Mapping):
+        # read as RoutingState(**state) would hold them, without building one per call
+        get = state.get
+        facts, outcomes, authorities = get("facts"), get("outcomes"), get("authorities", ())
+        receipts, workspace = get("receipts"), get("workspace")
+    else:
+        facts, outcomes, authorities = state.facts, state.outcomes, state.authorities
+        receipts, workspace = state.receipts, state.workspace
+    if facts is None:
+        facts = {}
+    elif type(facts) is not dict and not isinstance(facts, Mapping):
         raise AgentGraphError("json-object-required", "facts must be a JSON object")
     check_json(facts, "facts")
-    outcomes = state.outcomes if state.outcomes is not None else {}
-    if type(outcomes) is not dict and not isinstance(outcomes, Mapping):
+    if outcomes is None:
+        outcomes = {}
+    elif type(outcomes) is not dict and not isinstance(outcomes, Mapping):
         raise AgentGraphError("json-object-required", "outcomes must be a JSON object")
-    authorities = state.authorities or ()
+    authorities = authorities or ()
     if isinstance(authorities, str) or not all(isinstance(a, str) for a in authorities):
         raise AgentGraphError("authority-invalid", "authorities must be a list of strings")
-    provider, receipts = (None, ()) if state.receipts is None else _receipts(state.receipts)
+    provider, receipt_list = (None, ()) if receipts is None else _receipts(receipts)
     return Normalized(
         facts=dict(facts),
-        outcomes={str(k): _outcome(str(k), v) for k, v in outcomes.items()},
+        outcomes={str(k): _outcome(str(k), v) for k, v in outcomes.items()} if outcomes else {},
         authorities=tuple(js_sorted(list(set(authorities)))) if authorities else (),
         receipts_provider=provider,
-        receipts=receipts,
-        workspace=state.workspace,
+        receipts=receipt_list,
+        workspace=workspace,
     )

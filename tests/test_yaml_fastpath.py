@@ -66,7 +66,13 @@ def test_loaded_plain_scalars_match_the_resolver(text: str) -> None:
 # -- positions ----------------------------------------------------------------------------
 
 _keys = st.text(alphabet="ab~/é 1", min_size=1, max_size=4)
-_leaves = st.one_of(st.none(), st.booleans(), st.integers(-5, 500), st.text(max_size=5))
+# Text without digits and without YAML's line breaks: the documents come from PyYAML's
+# emitter, which resolves scalars by YAML 1.1 (it writes ``0E0`` plain, a float to the 1.2
+# core schema) and writes NEL, LS and PS raw into quoted scalars (where YAML folds them to
+# a space); such values would not come back from their own dump. What is tested here is
+# positions; the scalar rules have their own tests above.
+_text = st.text(alphabet="abcé ~/_-:#'\"\\\t", max_size=5)
+_leaves = st.one_of(st.none(), st.booleans(), st.integers(-5, 500), _text)
 _values = st.recursive(
     _leaves,
     lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_keys, inner, max_size=4)),

@@ -45,7 +45,7 @@ from agent_graph.vm import Program, load_program
 
 GROWTH_LIMIT = 20.0
 TRACE_LIMIT = 4.0
-COLD_START_LIMIT = 8.0
+COLD_START_LIMIT = 12.0
 LAZY_LOAD_LIMIT = 1.5
 BIG_BESIDE = 10000  # nodes of the graph the lazy-load check does not evaluate
 SMALL, LARGE = 1000, 10000

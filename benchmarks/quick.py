@@ -133,7 +133,7 @@ def _evaluate_time(chains: _Chains, nodes: int) -> float:
         canonical.locale_sort_key.cache_clear()  # a new state pays for its keys
         program.evaluate(shape.graph, shape.entry, shape.state)
 
-    return best(cold, 5)
+    return best(cold, 9)
 
 
 def _trace(chains: _Chains) -> Check | None:

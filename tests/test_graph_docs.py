@@ -57,5 +57,8 @@ def test_the_docs_name_what_they_show() -> None:
     assert "pictures/draft-review-run.svg" in doc
     run_svg = (ROOT / "docs" / "pictures" / "draft-review-run.svg").read_text(encoding="utf-8")
     assert "▶ failed (agent_execution)" in run_svg
-    assert "/tmp/" not in run_svg
-    assert "/work/" not in run_svg
+    # no path of the machine that drew it (the checkout, the temporary directory)
+    import tempfile
+
+    for machine_path in (str(ROOT.parent), tempfile.gettempdir()):
+        assert machine_path not in run_svg

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from . import mermaid
 from .findings import Findings
-from .markdown import Fence, Heading, Item, Scan, Text, scan, split_lines
+from .markdown import Fence, Heading, Item, Scan, scan
 
 MARKERS = ("新建Agent", "复用Agent", "执行自定义命令", "执行Flow")
 _EMPTY = {"name": "flow-name-empty", "description": "flow-description-empty"}
@@ -34,11 +34,6 @@ class Section:
     fences: list[Fence] = field(default_factory=list)
     results: list[Result] = field(default_factory=list)
 
-    @property
-    def action(self) -> Fence | None:
-        """The action block when the area holds exactly one fence."""
-        return self.fences[0] if len(self.fences) == 1 else None
-
 
 @dataclass(slots=True)
 class Document:
@@ -48,7 +43,6 @@ class Document:
     header_line: int
     header_column: int
     sections: list[Section]
-    lines: list[str]
 
 
 def _front_matter(found: Scan, findings: Findings) -> tuple[str | None, str | None]:
@@ -177,9 +171,7 @@ def _sections(items: list[Item], graph_block: Fence | None, findings: Findings) 
         if result is not None:
             result.described = True
         elif isinstance(item, Fence):
-            current.fences.append(item)
-        elif isinstance(item, Text):
-            pass  # prose in the action area: ignored, never part of a prompt
+            current.fences.append(item)  # prose in the action area is ignored
     for item in items:
         if isinstance(item, Fence) and not item.closed:
             findings.error(
@@ -206,9 +198,9 @@ def _describe(sections: list[Section], items: list[Item], lines: list[str]) -> N
 def read_document(text: str, findings: Findings) -> Document:
     """Parse ``text`` (BOM already removed), recording every structural finding."""
     found = scan(text)
-    lines = split_lines(text)
+    lines = found.lines
     name, description = _front_matter(found, findings)
     graph, block, header_line, header_column = _graph(found.items, findings)
     sections = _sections(found.items, block, findings)
     _describe(sections, found.items, lines)
-    return Document(name, description, graph, header_line, header_column, sections, lines)
+    return Document(name, description, graph, header_line, header_column, sections)

@@ -43,10 +43,6 @@ class Findings:
     ) -> None:
         self.error(code, message, line, column, "warning")
 
-    @property
-    def failed(self) -> bool:
-        return any(d.severity == "error" for d in self.items)
-
     def ordered(self) -> list[Diagnostic]:
         """By position; findings at one position keep the order they were found in."""
         return sorted(self.items, key=lambda d: (d.line or 0, d.column or 0))

@@ -70,6 +70,7 @@ class FrontMatter:
 @dataclass(slots=True)
 class Scan:
     front: FrontMatter
+    lines: list[str]
     items: list[Item] = field(default_factory=list)
 
 
@@ -116,7 +117,7 @@ def scan(text: str) -> Scan:
     """Front matter, then every fence, heading and prose line of the body in order."""
     lines = split_lines(text)
     front = front_matter(lines)
-    result = Scan(front)
+    result = Scan(front, lines)
     items = result.items
     index = front.end if front.end is not None else 0
     total = len(lines)

@@ -55,7 +55,6 @@ class Structure:
     """The checked graph: declarations in order, resolved edges, forks and their joins."""
 
     decls: dict[str, Decl] = field(default_factory=dict)
-    edges: list[Edge] = field(default_factory=list)
     out: dict[str, list[Edge]] = field(default_factory=dict)
     inc: dict[str, list[Edge]] = field(default_factory=dict)
     forks: list[Fork] = field(default_factory=list)
@@ -223,7 +222,6 @@ class _Checker:
             if not ok and edge.source.ref in decls:
                 self.s.loose.setdefault(edge.source.ref, []).append(edge)
             if ok:
-                self.s.edges.append(edge)
                 self.s.out.setdefault(edge.source.ref, []).append(edge)
                 self.s.inc.setdefault(edge.target.ref, []).append(edge)
 

@@ -20,7 +20,6 @@ A failed check names what grew and by how much; the exit code is 1.
 from __future__ import annotations
 
 import gc
-import inspect
 import os
 import subprocess
 import sys
@@ -136,10 +135,8 @@ def _evaluate_time(chains: _Chains, nodes: int) -> float:
     return best(cold, 9)
 
 
-def _trace(chains: _Chains) -> Check | None:
-    """With the trace / without, when ``Program.evaluate`` takes ``trace``."""
-    if "trace" not in inspect.signature(Program.evaluate).parameters:
-        return None
+def _trace(chains: _Chains) -> Check:
+    """Evaluate with the trace / without it."""
     shape, program = chains.shape(SMALL), chains.program(SMALL)
     plain = best(lambda: program.evaluate(shape.graph, shape.entry, shape.state), 7)
     traced = best(
@@ -240,7 +237,7 @@ def run_checks(progress: Callable[[str], None]) -> list[Check]:
         packages = {n: write_flow(flows / str(n), n) for n in (SMALL, LARGE)}
         done(_growth("flow check", lambda n: best(lambda: flow.check(packages[n]), 2)))
         progress("trace …")
-        for check in _confirmed(lambda: [c for c in [_trace(chains)] if c is not None]):
+        for check in _confirmed(lambda: [_trace(chains)]):
             done(check)
         progress("cold start …")
         for check in _confirmed(lambda: _cold_start(root)):

@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_graph.canonical import digest_value
+from agent_graph.canonical import canonical_strings, canonical_text, digest_value
 from agent_graph.vm.evaluate import compute_revision, route_id
 from agent_graph.vm.state import normalize
 
@@ -72,3 +72,13 @@ def test_revision_is_the_digest_of_its_object(
     )
     graph: Any = _Graph(provider)
     assert compute_revision(None, graph, graph_id, entry, state) == expected  # type: ignore[arg-type]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    strings=st.dictionaries(TEXT, TEXT, max_size=6)
+    | st.dictionaries(TEXT, TEXT, min_size=60, max_size=90)  # past the order cache
+)
+def test_string_objects_have_the_general_canonical_text(strings: dict[str, str]) -> None:
+    # the revision writes a state's outcomes with this shortcut
+    assert canonical_strings(strings) == canonical_text(strings)

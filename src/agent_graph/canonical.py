@@ -35,10 +35,13 @@ from __future__ import annotations
 
 import hashlib
 import math
+import operator
 import re
 import struct
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, NoReturn, TypeGuard
+from hashlib import sha256 as _sha256
+from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeGuard
 
 try:  # the C accelerator; ``json.encoder`` would also pull in the decoder
     from _json import encode_basestring as _enc
@@ -586,9 +589,9 @@ def digest_value(v: Any) -> str:
     return digest_canonical(_canonical(v))
 
 
-def json_string(s: str) -> str:
-    """A string as canonical JSON text (what ``stable_stringify(s)`` embeds)."""
-    return _enc(s)
+#: A string as canonical JSON text (what ``stable_stringify(s)`` embeds): the C escaper
+#: itself, called per route id and revision, so no wrapper call around it.
+json_string: Callable[[str], str] = _enc
 
 
 def canonical_text(value: Any) -> str:
@@ -599,6 +602,92 @@ def canonical_text(value: Any) -> str:
     return _canonical(value)
 
 
+class NotPlainJson(Exception):
+    """:func:`plain_json_text` met something outside plain JSON data (see there)."""
+
+
+#: Nesting :func:`plain_json_text` follows before it leaves a value to the general walk
+#: (which has no depth limit and reports a circular structure).
+_PLAIN_DEPTH = 48
+
+
+def plain_json_text(value: Any, depth: int = 0) -> str:
+    """:func:`canonical_text` of plain JSON data: exactly dict, list, tuple, str, int,
+    bool, None and finite floats, string keys, nested at most ``_PLAIN_DEPTH`` deep.
+
+    Anything else raises :class:`NotPlainJson` (the caller then validates and takes the
+    general walk), so a value this accepts is also one ``check_json`` accepts: a routing
+    state's facts are checked and written in this one pass, most of an evaluation of a
+    small graph with rich facts.
+    """
+    kind = type(value)
+    if kind is dict:
+        return _plain_object(value, depth)
+    if kind is str:
+        return _enc(value)
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return str(value) if -_EXACT_INT <= value <= _EXACT_INT else _json_number(value)
+    if value is None:
+        return "null"
+    if kind is list or kind is tuple:
+        if depth >= _PLAIN_DEPTH:
+            raise NotPlainJson
+        depth += 1
+        return "[" + ",".join([plain_json_text(item, depth) for item in value]) + "]"
+    if kind is float and math.isfinite(value):
+        return _json_number(value)
+    raise NotPlainJson
+
+
+_SINGLETON_TEXT: Final = {True: "true", False: "false", None: "null"}
+
+
+def _plain_object(obj: dict[Any, Any], depth: int) -> str:
+    # Objects of one kind of member (all flags, all strings, all objects: most facts)
+    # are written with C-level maps over the members, not a Python step per member.
+    if not obj:
+        return "{}"
+    if depth >= _PLAIN_DEPTH:
+        raise NotPlainJson
+    keys = tuple(obj)
+    try:
+        ordered, heads = _order_cached(keys) if len(keys) <= 64 else _order(keys)
+    except _NonStringKey:
+        raise NotPlainJson from None
+    values = list(obj.values()) if ordered == keys else list(map(obj.__getitem__, ordered))
+    kinds = set(map(type, values))
+    depth += 1
+    texts: Iterable[str]
+    if kinds <= _SINGLETON_KINDS:  # bool and None only: no int can collide with True
+        texts = map(_SINGLETON_TEXT.__getitem__, values)
+    elif len(kinds) == 1 and str in kinds:
+        texts = map(_enc, values)
+    elif len(kinds) == 1 and dict in kinds:
+        texts = [_plain_object(value, depth) for value in values]
+    else:
+        texts = [plain_json_text(value, depth) for value in values]
+    return "{" + "".join(map(operator.add, heads, texts)) + "}"
+
+
+_SINGLETON_KINDS: Final = frozenset({bool, type(None)})
+
+
+def canonical_strings(obj: Mapping[str, str]) -> str:
+    """:func:`canonical_text` of an object whose keys and values are all strings (a
+    routing state's outcomes): the members are written without the general walk."""
+    if not obj:
+        return "{}"
+    keys = tuple(obj)
+    ordered, heads = _order_cached(keys) if len(keys) <= 64 else _order(keys)
+    return (
+        "{"
+        + "".join([head + _enc(obj[key]) for head, key in zip(heads, ordered, strict=True)])
+        + "}"
+    )
+
+
 def digest_canonical(text: str) -> str:
     """``digest_value`` of the value whose canonical text (from :func:`canonical_text`,
     :func:`json_string` and literal punctuation, members in canonical order) is ``text``.
@@ -606,10 +695,11 @@ def digest_canonical(text: str) -> str:
     For hot paths that digest an object of a fixed shape (a route id, a revision): the
     members are written in their known order instead of sorting keys each time.
     """
-    data = _utf8(text)
-    if data is None:
-        data = _escape_lone_surrogates(text).encode("utf-8")
-    return _sha256_hex(data)
+    try:
+        data = text.encode()
+    except UnicodeEncodeError:  # lone surrogates, escaped as stable_stringify does
+        data = _escape_lone_surrogates(text).encode()
+    return "sha256:" + _sha256(data).hexdigest()
 
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")

@@ -9,11 +9,13 @@ cached the way Python caches a module's bytecode (:func:`compile_cached`).
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import hashlib
 import importlib.util
 import marshal
+import operator
 import os
 import sys
 from types import CodeType
@@ -22,6 +24,14 @@ from typing import Any, TypeVar, dataclass_transform
 __all__ = ["compile_cached", "record"]
 
 T = TypeVar("T")
+
+
+def _field_getter(index: int, doc: str) -> Any:
+    """A class attribute reading field ``index``: the C accessor namedtuple uses."""
+    fast = getattr(collections, "_tuplegetter", None)
+    if fast is not None:
+        return fast(index, doc)
+    return property(operator.itemgetter(index), doc=doc)  # pragma: no cover - other Pythons
 
 
 def compile_cached(source: str, filename: str) -> CodeType:
@@ -63,59 +73,88 @@ def compile_cached(source: str, filename: str) -> CodeType:
 
 @dataclass_transform(frozen_default=True)
 def record(cls: type[T]) -> type[T]:
-    """``@dataclass(frozen=True, slots=True)``, cheaper to create: for the IR's records
-    and the other small records on the cold path of ``agc``.
+    """A frozen record: ``@dataclass(frozen=True)`` semantics on a tuple, several times
+    cheaper to create. For the IR's records and the other small records on hot paths
+    (the VM creates some per evaluation; a decoder creates tens of thousands).
 
-    A frozen dataclass compiles six methods from source each time its module is
-    imported (about 0.8 ms a class; the IR has thirteen). Here ``dataclasses`` does
-    what needs no compiling (fields, slots, ``__match_args__``), and the methods, with
-    the dataclass semantics (``FrozenInstanceError`` on assignment, field-wise equality
-    and hash between instances of one class over the fields with ``compare``, a repr
-    of the fields with ``repr``, plain defaults; no default factories), come from
+    A frozen dataclass sets each field through ``object.__setattr__`` (about 0.15 µs a
+    field) and compiles six methods from source each time its module is imported (about
+    0.8 ms a class). Here the instance is a tuple of the field values made in one C call;
+    each field is read through a C accessor, and the methods, with the dataclass
+    semantics (``FrozenInstanceError`` on assignment, field-wise equality and hash
+    between instances of one class over the fields with ``compare``, no ordering, a
+    repr of the fields with ``repr``, plain defaults; no default factories), come from
     :func:`compile_cached`. ``dataclasses.fields``, ``replace`` and ``is_dataclass``
-    work as on any dataclass; copies and pickles go through the constructor. (Its
-    ``__dataclass_params__`` says not frozen: nothing reads it, and no record has a
-    subclass, which is what it would decide.)
+    work as on any dataclass; copies and pickles go through the constructor. Not a
+    sequence to its users: iterating one is a ``TypeError``, as on a dataclass.
     """
-    made: Any = dataclasses.dataclass(slots=True, init=False, repr=False, eq=False)(cls)
-    fields = dataclasses.fields(made)
+    shadow: Any = dataclasses.dataclass(init=False, repr=False, eq=False)(cls)
+    fields = dataclasses.fields(shadow)
     if any(f.default_factory is not dataclasses.MISSING for f in fields):
-        raise TypeError(f"{made.__name__}: a record field has no default factory")
+        raise TypeError(f"{cls.__name__}: a record field has no default factory")
     defaults = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
     names = [f.name for f in fields]
-    compared = [f.name for f in fields if f.compare]  # as a dataclass's __eq__ and __hash__
+    compared = [i for i, f in enumerate(fields) if f.compare]
 
-    def values(owner: str, chosen: list[str]) -> str:
-        return "".join(f"{owner}.{name}, " for name in chosen)
+    def items(owner: str, chosen: list[int]) -> str:
+        return "".join(f"{owner}[{i}], " for i in chosen)
 
     params = [f"{n}=defaults[{n!r}]" if n in defaults else n for n in names]
-    shown = ", ".join(f"{f.name}={{self.{f.name}!r}}" for f in fields if f.repr)
+    shown = ", ".join(f"{f.name}={{self[{i}]!r}}" for i, f in enumerate(fields) if f.repr)
+    every = len(compared) == len(fields)
     lines = [
-        "def make(cls, FrozenInstanceError, setter, defaults):",
-        f"    def __init__(self, {', '.join(params)}):",
-        *(f"        setter(self, {name!r}, {name})" for name in names),
+        "def make(cls, FrozenInstanceError, new, defaults):",
+        f"    def __new__(cls, {', '.join(params)}):",
+        f"        return new(cls, ({''.join(f'{n}, ' for n in names)}))",
         "    def __repr__(self):",
         f'        return f"{{type(self).__qualname__}}({shown})"',
         "    def __eq__(self, other):",
         "        if other.__class__ is self.__class__:",
-        f"            return ({values('self', compared)}) == ({values('other', compared)})",
-        "        return NotImplemented",
+        "            return tuple.__eq__(self, other)"
+        if every
+        else f"            return ({items('self', compared)}) == ({items('other', compared)})",
+        # as a dataclass: unequal to anything else, plain tuples included (their own
+        # comparison would see only the values)
+        "        return False if isinstance(other, tuple) else NotImplemented",
+        "    def __ne__(self, other):",
+        "        if other.__class__ is self.__class__:",
+        "            return not self.__eq__(other)",
+        "        return True if isinstance(other, tuple) else NotImplemented",
         "    def __hash__(self):",
-        f"        return hash(({values('self', compared)}))",
+        "        return tuple.__hash__(self)"
+        if every
+        else f"        return hash(({items('self', compared)}))",
         "    def __setattr__(self, name, value):",
         "        raise FrozenInstanceError(f'cannot assign to field {name!r}')",
         "    def __delattr__(self, name):",
         "        raise FrozenInstanceError(f'cannot delete field {name!r}')",
         "    def __reduce__(self):",
-        f"        return (type(self), ({values('self', names)}))",
-        "    return __init__, __repr__, __eq__, __hash__, __setattr__, __delattr__, __reduce__",
+        "        return (type(self), self[:])",
+        "    def __iter__(self):",
+        "        raise TypeError(f'{type(self).__name__} is a record, not a sequence')",
+        "    def __order__(self, other):",
+        "        return NotImplemented",
+        "    return (__new__, __repr__, __eq__, __ne__, __hash__, __setattr__, __delattr__,",
+        "            __reduce__, __iter__, __order__)",
     ]
     namespace: dict[str, Any] = {}
-    exec(compile_cached("\n".join(lines), f"<agent_graph.ir.record {made.__name__}>"), namespace)
-    make = namespace["make"]
-    methods = make(made, dataclasses.FrozenInstanceError, object.__setattr__, defaults)
+    exec(compile_cached("\n".join(lines), f"<agent_graph.ir.record {cls.__name__}>"), namespace)
+    methods = namespace["make"](cls, dataclasses.FrozenInstanceError, tuple.__new__, defaults)
+    body = {
+        key: value
+        for key, value in shadow.__dict__.items()
+        if key not in ("__dict__", "__weakref__") and key not in defaults
+    }
+    body["__slots__"] = ()
+    body["__qualname__"] = cls.__qualname__
+    for index, name in enumerate(names):
+        body[name] = _field_getter(index, f"the {name} field")
+    for method in methods[:-1]:
+        body[method.__name__] = method
+    for name in ("__lt__", "__le__", "__gt__", "__ge__"):
+        body[name] = methods[-1]
+    made: Any = type(cls.__name__, (tuple,), body)
     for method in methods:
         method.__qualname__ = f"{made.__qualname__}.{method.__name__}"
-        type.__setattr__(made, method.__name__, method)
     result: type[T] = made
     return result

@@ -28,9 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final, cast
 
-from ..canonical import canonical_text, digest_canonical, json_string
+from ..canonical import canonical_strings, digest_canonical, json_string
 from ..errors import Diagnostic
 from ..ir import records as r
+from ..ir.codegen import record
 from .facts import all_match
 from .kinds import Availability, GateResolution, Outcome, StatusCode
 from .state import Normalized
@@ -76,9 +77,14 @@ _AVAILABILITY_RANK: Final[dict[Availability, int]] = {
     "requires-user": 1,
     "blocked": 2,
 }
+_FRAME_STATUS: Final[dict[Availability, StatusCode]] = {
+    "immediate": "actionable",
+    "requires-user": "waiting-user",
+    "blocked": "blocked",
+}
 
 
-@dataclass(frozen=True, slots=True)
+@record  # one per legal step of every evaluation: cheaper to create than a dataclass
 class Candidate:
     """A legal next step: the route id, where it is, and how it may be taken."""
 
@@ -157,11 +163,11 @@ def compute_revision(
         + '],"entry":'
         + json_string(entry)
         + ',"facts":'
-        + canonical_text(state.facts)
+        + state.facts_text
         + ',"graphId":'
         + json_string(graph_id)
         + ',"outcomes":'
-        + canonical_text(state.outcomes)
+        + canonical_strings(state.outcomes)
         + ',"provider":'
         + json_string(provider)
         + "}"
@@ -253,25 +259,40 @@ class Evaluator:
         being evaluated are kept in a list and a set (recursion is a set lookup, not a
         scan of the stack), so each frame costs the same at any depth.
         """
+        graph = self.program.graphs[graph_index]
+        early = self._refused(graph, entry, [], set())
+        if early is not None:
+            return early
+        root = self.frame_type(self, graph, None, graph.id + "/").run(_start(graph, entry), entry)
+        try:
+            request = next(root)
+        except StopIteration as finished:  # no subgraph call: the common case, kept short
+            result: FrameResult = finished.value
+            return result
+        return self._calls(root, graph.id, request)
+
+    def _calls(
+        self,
+        root: Generator[ChildRequest, FrameResult | None, FrameResult],
+        root_id: str,
+        request: ChildRequest | None,
+    ) -> FrameResult:
+        """Drive a root frame that has asked for its first child frame."""
         graphs = self.program.graphs
-        frames: list[Generator[ChildRequest, FrameResult | None, FrameResult]] = []
-        active_ids: list[str] = []
-        active: set[str] = set()
-        request: ChildRequest | None = (graph_index, entry, None, graphs[graph_index].id + "/")
+        frames = [root]
+        active_ids = [root_id]
+        active = {root_id}
         reply: FrameResult | None = None
         while True:
             if request is not None:
                 index, wanted, path, prefix = request
                 graph = graphs[index]
-                early = self._refused(graph, wanted, active_ids, active)
-                if early is None:
-                    start = next(i for name, i in graph.entrypoints if name == wanted)
-                    frames.append(self.frame_type(self, graph, path, prefix).run(start, wanted))
+                reply = self._refused(graph, wanted, active_ids, active)
+                if reply is None:
+                    frame = self.frame_type(self, graph, path, prefix)
+                    frames.append(frame.run(_start(graph, wanted), wanted))
                     active_ids.append(graph.id)
                     active.add(graph.id)
-                elif not frames:
-                    return early
-                reply = early
             try:
                 request = frames[-1].send(reply)
             except StopIteration as finished:
@@ -293,14 +314,39 @@ class Evaluator:
         if graph.id in active:
             message = f"Runtime graph recursion detected: {' -> '.join((*active_ids, graph.id))}"
             return FrameResult("error", diagnostics=[Diagnostic("graph-recursion", message)])
-        if not any(name == entry for name, _ in graph.entrypoints):
-            message = f"Graph {graph.id} has no entry {entry}"
-            return FrameResult("error", diagnostics=[Diagnostic("entry-missing", message)])
-        return None
+        for name, _ in graph.entrypoints:
+            if name == entry:
+                return None
+        message = f"Graph {graph.id} has no entry {entry}"
+        return FrameResult("error", diagnostics=[Diagnostic("entry-missing", message)])
+
+
+def _start(graph: r.Graph, entry: str) -> int:
+    """The node an entry starts at (one that :meth:`Evaluator._refused` accepted)."""
+    for name, index in graph.entrypoints:
+        if name == entry:
+            return index
+    raise AssertionError(f"{graph.id} has no entry {entry}")
 
 
 class _Frame:
     """The fixpoint of one frame (one graph, one entry, one call path)."""
+
+    __slots__ = (
+        "children",
+        "diagnostics",
+        "dirty",
+        "edge_match",
+        "ev",
+        "graph",
+        "match_count",
+        "outcome",
+        "path",
+        "prefix",
+        "reached",
+        "reached_flag",
+        "repeat_queue",
+    )
 
     def __init__(self, ev: Evaluator, graph: r.Graph, path: CallPath | None, prefix: str) -> None:
         self.ev = ev
@@ -405,7 +451,7 @@ class _Frame:
         while need or self.repeat_queue or self.dirty:
             for index in need:
                 node = nodes[index]
-                if self.blocked(node):
+                if node.requires is not None and self.blocked(node):
                     outcome = "blocked"
                 elif node.kind == r.SUBGRAPH:
                     child = yield self.child_request(node)
@@ -473,13 +519,8 @@ class _Frame:
                 key=lambda c: (_AVAILABILITY_RANK[c.availability], -c.node.priority, c.route_id)
             )
         if candidates:
-            status: StatusCode
-            if any(c.availability == "immediate" for c in candidates):
-                status = "actionable"
-            elif any(c.availability == "requires-user" for c in candidates):
-                status = "waiting-user"
-            else:
-                status = "blocked"
+            # ranked by availability first: the best one says what the frame is
+            status = _FRAME_STATUS[candidates[0].availability]
             return FrameResult(status, candidates=candidates, diagnostics=self.diagnostics)
         if not self.diagnostics:
             self.diagnostics.append(

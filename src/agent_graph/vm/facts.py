@@ -24,7 +24,11 @@ def get_fact(facts: Any, path: Sequence[str]) -> Any:
     """The value at ``path`` or :data:`MISSING` (``null`` is a present value)."""
     current = facts
     for segment in path:
-        if isinstance(current, (list, tuple)):
+        if type(current) is dict:  # the common case, before the abstract checks
+            if segment not in current:
+                return MISSING
+            current = current[segment]
+        elif isinstance(current, (list, tuple)):
             if not _is_index(segment):
                 return MISSING
             index = int(segment)
@@ -73,4 +77,8 @@ def check_matches(facts: Any, check: FactCheck) -> bool:
 
 def all_match(facts: Any, checks: tuple[FactCheck, ...] | None) -> bool:
     """An absent list passes; otherwise every check must pass."""
-    return checks is None or all(check_matches(facts, c) for c in checks)
+    if checks is not None:
+        for check in checks:
+            if not check_matches(facts, check):
+                return False
+    return True

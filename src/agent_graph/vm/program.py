@@ -153,10 +153,13 @@ class Program:
     def graph(self, graph_id: str) -> r.Graph:
         index = self._graph_index.get(graph_id)
         if index is None:
-            raise AgentGraphError(
-                "graph-missing", f"Provider {self.ir.provider_id} has no graph {graph_id}"
-            )
+            raise self._graph_missing(graph_id)
         return self.ir.graphs[index]
+
+    def _graph_missing(self, graph_id: str) -> AgentGraphError:
+        return AgentGraphError(
+            "graph-missing", f"Provider {self.ir.provider_id} has no graph {graph_id}"
+        )
 
     @property
     def has_catalog(self) -> bool:
@@ -199,7 +202,10 @@ class Program:
     def _evaluate(
         self, graph_id: str, entry: str, state: Normalized, trace: bool = False
     ) -> Evaluation:
-        graph = self.graph(graph_id)
+        index = self._graph_index.get(graph_id)
+        if index is None:
+            raise self._graph_missing(graph_id)
+        graph = self.ir.graphs[index]
         revision = compute_revision(self.ir, graph, graph_id, entry, state)
         tracer: TracingEvaluator | None = None
         if trace:  # the recording evaluator is a subclass: the plain path pays nothing
@@ -216,13 +222,14 @@ class Program:
         paused = gc.isenabled()
         gc.disable()
         try:
-            result = evaluator.frame(self._graph_index[graph_id], entry)
+            result = evaluator.frame(index, entry)
         finally:
             if paused:
                 gc.enable()
-        diagnostics = list(result.diagnostics)
+        diagnostics = result.diagnostics
         alternatives = len(result.candidates) - 1
         if alternatives > MAX_ALTERNATIVE_ROUTES:
+            diagnostics = list(diagnostics)
             diagnostics.append(
                 Diagnostic(
                     "route-alternatives-truncated",

@@ -10,13 +10,23 @@ evaluation); ``workspace`` is the directory ``workspace`` Actions run in.
 
 from __future__ import annotations
 
+import contextlib
+import marshal
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
-from ..canonical import is_digest, is_identifier, js_sorted
+from ..canonical import (
+    NotPlainJson,
+    canonical_text,
+    is_digest,
+    is_identifier,
+    js_sorted,
+    plain_json_text,
+)
 from ..errors import AgentGraphError
+from ..ir.codegen import record
 from ..ir.records import OUTCOMES
 from .kinds import Outcome, is_outcome
 
@@ -41,11 +51,13 @@ class Receipt:
     revision: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@record  # made once per evaluation: a frozen dataclass costs more to create
 class Normalized:
     """A checked state: ``outcomes`` reduced to strings, authorities de-duplicated and sorted."""
 
     facts: dict[str, Any]
+    #: ``canonical_text(facts)``, written while the facts were checked (the revision's)
+    facts_text: str
     outcomes: dict[str, Outcome]
     authorities: tuple[str, ...]
     receipts_provider: str | None
@@ -54,18 +66,29 @@ class Normalized:
 
 
 def check_json(value: Any, where: str, code: str = "facts-invalid") -> None:
-    """``value`` must be plain JSON data: no NaN/Infinity, string keys only, no objects."""
+    """``value`` must be plain JSON data: no NaN/Infinity, string keys only, no objects,
+    and no container inside itself (shared, non-circular parts are fine)."""
     if type(value) is dict and not value:
         return
-    stack: list[tuple[Any, str]] = [(value, where)]
+    # depth first; a container's id is "open" until an exit marker (None, id) pops it
+    stack: list[tuple[Any, str | None]] = [(value, where)]
+    open_ids: set[int] = set()
     while stack:
         item, at = stack.pop()
+        if at is None:
+            open_ids.discard(item)
+            continue
         if item is None or isinstance(item, (str, bool, int)):
             continue
         if isinstance(item, float):
             if not math.isfinite(item):
                 raise AgentGraphError(code, f"{at} is not a finite JSON number")
             continue
+        if isinstance(item, (Mapping, list, tuple)):
+            if id(item) in open_ids:
+                raise AgentGraphError(code, f"{at} contains itself, which JSON data cannot")
+            open_ids.add(id(item))
+            stack.append((id(item), None))
         if isinstance(item, Mapping):
             for key, child in item.items():
                 if not isinstance(key, str):
@@ -128,6 +151,46 @@ def _receipts(value: Mapping[str, Any]) -> tuple[str, tuple[Receipt, ...]]:
     return provider, tuple(out)
 
 
+#: Canonical texts of recent facts, by their marshal bytes (see _facts_text).
+_FACTS_TEXT: dict[bytes, str] = {}
+_FACTS_TEXT_ENTRIES: Final = 128
+_FACTS_TEXT_BYTES: Final = 32 * 1024  # larger facts are written afresh each time
+
+
+def _facts_text(facts: dict[str, Any]) -> str:
+    """The facts checked as JSON data and written as canonical text (for the revision).
+
+    Writing them is most of an evaluation of a small graph with rich facts, and a host
+    evaluates the same facts more than once (``evaluate``, then ``route`` at that
+    revision, ``explain``…). So recent texts are kept by the facts' ``marshal`` bytes:
+    format 2 has no back-references, and it keeps every type apart (``True`` from
+    ``1``, ``1`` from ``1.0``), so equal bytes mean equal plain data with equal types,
+    hence the same text. Only facts that passed the check are kept; anything marshal
+    cannot write (subclasses, objects) is checked and written every time.
+    """
+    if not facts:
+        return "{}"
+    key: bytes | None
+    try:
+        key = marshal.dumps(facts, 2)
+    except ValueError:
+        key = None
+    found = _FACTS_TEXT.get(key) if key is not None else None
+    if found is not None:
+        return found
+    try:  # plain JSON data is checked and written in one pass
+        text = plain_json_text(facts)
+    except NotPlainJson:
+        check_json(facts, "facts")
+        return canonical_text(facts)
+    if key is not None and len(key) <= _FACTS_TEXT_BYTES:
+        if len(_FACTS_TEXT) >= _FACTS_TEXT_ENTRIES:
+            with contextlib.suppress(StopIteration, KeyError, RuntimeError):  # other threads
+                del _FACTS_TEXT[next(iter(_FACTS_TEXT))]  # the oldest
+        _FACTS_TEXT[key] = text
+    return text
+
+
 _MEMBERS = frozenset({"facts", "outcomes", "authorities", "receipts", "workspace"})
 
 
@@ -157,20 +220,25 @@ def normalize(state: RoutingState | Mapping[str, Any] | None) -> Normalized:
         facts = {}
     elif type(facts) is not dict and not isinstance(facts, Mapping):
         raise AgentGraphError("json-object-required", "facts must be a JSON object")
-    check_json(facts, "facts")
+    facts = dict(facts)
+    facts_text = _facts_text(facts)
     if outcomes is None:
         outcomes = {}
     elif type(outcomes) is not dict and not isinstance(outcomes, Mapping):
         raise AgentGraphError("json-object-required", "outcomes must be a JSON object")
-    authorities = authorities or ()
-    if isinstance(authorities, str) or not all(isinstance(a, str) for a in authorities):
-        raise AgentGraphError("authority-invalid", "authorities must be a list of strings")
+    if authorities:
+        if isinstance(authorities, str) or not all(isinstance(a, str) for a in authorities):
+            raise AgentGraphError("authority-invalid", "authorities must be a list of strings")
+        authorities = tuple(js_sorted(list(set(authorities))))
+    else:
+        authorities = ()
     provider, receipt_list = (None, ()) if receipts is None else _receipts(receipts)
     return Normalized(
-        facts=dict(facts),
-        outcomes={str(k): _outcome(str(k), v) for k, v in outcomes.items()} if outcomes else {},
-        authorities=tuple(js_sorted(list(set(authorities)))) if authorities else (),
-        receipts_provider=provider,
-        receipts=receipt_list,
-        workspace=workspace,
+        facts,
+        facts_text,
+        {str(k): _outcome(str(k), v) for k, v in outcomes.items()} if outcomes else {},
+        authorities,
+        provider,
+        receipt_list,
+        workspace,
     )

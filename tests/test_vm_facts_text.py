@@ -55,7 +55,7 @@ def test_anything_but_plain_json_leaves_the_one_pass(value: Any) -> None:
 
 
 def test_values_equal_in_python_but_not_in_json_are_kept_apart() -> None:
-    state_module._FACTS_TEXT.clear()
+    state_module.forget_facts()
     texts = [normalize({"facts": {"a": v}}).facts_text for v in (True, 1, 1.0, 1.5, "1")]
     assert texts == ['{"a":true}', '{"a":1}', '{"a":1}', '{"a":1.5}', '{"a":"1"}']
     # and again, now that each is kept
@@ -81,12 +81,12 @@ def test_mappings_that_marshal_cannot_write_are_checked_and_written() -> None:
 
 
 def test_the_memo_is_bounded() -> None:
-    state_module._FACTS_TEXT.clear()
+    state_module.forget_facts()
     for i in range(state_module._FACTS_TEXT_ENTRIES * 3):
         assert normalize({"facts": {"i": i}}).facts_text == f'{{"i":{i}}}'
     assert len(state_module._FACTS_TEXT) <= state_module._FACTS_TEXT_ENTRIES
     big = {"k": "x" * (state_module._FACTS_TEXT_BYTES + 1)}
-    state_module._FACTS_TEXT.clear()
+    state_module.forget_facts()
     assert normalize({"facts": big}).facts_text == canonical_text(big)
     assert not state_module._FACTS_TEXT  # too large to keep
 

@@ -191,6 +191,11 @@ def _facts_text(facts: dict[str, Any]) -> str:
     return text
 
 
+def forget_facts() -> None:
+    """Drop the kept facts texts (benchmarks measure evaluations that write them)."""
+    _FACTS_TEXT.clear()
+
+
 _MEMBERS = frozenset({"facts", "outcomes", "authorities", "receipts", "workspace"})
 
 

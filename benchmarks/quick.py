@@ -41,6 +41,7 @@ from agent_graph.compiler import load_provider
 from agent_graph.compiler.provider.lower import lower
 from agent_graph.ir import codec
 from agent_graph.vm import Program, load_program
+from agent_graph.vm.state import forget_facts
 
 GROWTH_LIMIT = 20.0
 TRACE_LIMIT = 4.0
@@ -130,6 +131,7 @@ def _evaluate_time(chains: _Chains, nodes: int) -> float:
 
     def cold() -> None:
         canonical.locale_sort_key.cache_clear()  # a new state pays for its keys
+        forget_facts()  # and for writing its facts (small ones are kept by content)
         program.evaluate(shape.graph, shape.entry, shape.state)
 
     return best(cold, 9)

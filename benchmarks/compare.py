@@ -124,7 +124,7 @@ def _jobs(root: Path) -> list[dict[str, Any]]:
             jobs.append(
                 {
                     **context_job,
-                    "name": f"{context_job['name']}, facts new each call",
+                    "name": f"{context_job['name']}, new facts",
                     "fresh_facts": True,
                 }
             )

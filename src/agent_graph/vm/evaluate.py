@@ -138,16 +138,10 @@ def node_state_key(graph_id: str, node_id: str, call_path: tuple[str, ...] = ())
 
 def route_id(revision: str, graph: str, node: str, call_path: tuple[str, ...]) -> str:
     """``digest_value({"revision", "graph", "node", "callPath"})``, first 20 hex digits."""
+    path = ",".join(map(json_string, call_path)) if call_path else ""
     text = (
-        '{"callPath":['
-        + ",".join(map(json_string, call_path))
-        + '],"graph":'
-        + json_string(graph)
-        + ',"node":'
-        + json_string(node)
-        + ',"revision":'
-        + json_string(revision)
-        + "}"
+        f'{{"callPath":[{path}],"graph":{json_string(graph)},"node":{json_string(node)},'
+        f'"revision":{json_string(revision)}}}'
     )
     return "route:" + digest_canonical(text)[len("sha256:") : len("sha256:") + 20]
 
@@ -157,20 +151,12 @@ def compute_revision(
 ) -> str:
     """``digest_value`` of provider, graphId, entry, facts, outcomes and authorities."""
     provider = graph.digest if graph is not None else program.provider_digest
+    authorities = ",".join(map(json_string, state.authorities)) if state.authorities else ""
+    entry_text, graph_text = json_string(entry), json_string(graph_id)
+    outcomes = canonical_strings(state.outcomes)
     text = (
-        '{"authorities":['
-        + ",".join(map(json_string, state.authorities))
-        + '],"entry":'
-        + json_string(entry)
-        + ',"facts":'
-        + state.facts_text
-        + ',"graphId":'
-        + json_string(graph_id)
-        + ',"outcomes":'
-        + canonical_strings(state.outcomes)
-        + ',"provider":'
-        + json_string(provider)
-        + "}"
+        f'{{"authorities":[{authorities}],"entry":{entry_text},"facts":{state.facts_text},'
+        f'"graphId":{graph_text},"outcomes":{outcomes},"provider":{json_string(provider)}}}'
     )
     return digest_canonical(text)
 

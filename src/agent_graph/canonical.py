@@ -388,6 +388,11 @@ def _order(keys: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
 _order_cached = lru_cache(maxsize=4096)(_order)
 
 
+def _order_any(keys: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """:func:`_order`, through the cache for the key sets small enough to repeat."""
+    return _order_cached(keys) if len(keys) <= 64 else _order(keys)
+
+
 def _js_property_key(k: object) -> str:
     # String(k) in JavaScript, for the scalar keys a Python loader may produce.
     if isinstance(k, str):
@@ -653,7 +658,7 @@ def _plain_object(obj: dict[Any, Any], depth: int) -> str:
         raise NotPlainJson
     keys = tuple(obj)
     try:
-        ordered, heads = _order_cached(keys) if len(keys) <= 64 else _order(keys)
+        ordered, heads = _order_any(keys)
     except _NonStringKey:
         raise NotPlainJson from None
     values = list(obj.values()) if ordered == keys else list(map(obj.__getitem__, ordered))
@@ -680,7 +685,7 @@ def canonical_strings(obj: Mapping[str, str]) -> str:
     if not obj:
         return "{}"
     keys = tuple(obj)
-    ordered, heads = _order_cached(keys) if len(keys) <= 64 else _order(keys)
+    ordered, heads = _order_any(keys)
     return (
         "{"
         + "".join([head + _enc(obj[key]) for head, key in zip(heads, ordered, strict=True)])

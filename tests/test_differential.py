@@ -136,6 +136,35 @@ def test_vm_agrees_with_the_oracle(seed: int, tmp_path: Path) -> None:
         _check_catalog_documents(program, provider)
 
 
+#: Seeds evaluated again with every state key found through the long-path index and
+#: every revision hashed member by member (the paths a deep call chain takes).
+LONG_PATH_SEEDS = max(SEEDS // 5, 10)
+
+
+@pytest.mark.parametrize("seed", range(LONG_PATH_SEEDS))
+def test_long_path_lookups_agree_with_the_oracle(
+    seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_graph.vm import evaluate
+
+    monkeypatch.setattr(evaluate, "_LONG_PREFIX", 0)
+    monkeypatch.setattr(evaluate, "_MANY_OUTCOMES", -1)
+    case = generate_case(random.Random(seed), tmp_path / "provider", resources=False)
+    compilation = compile_manifest(case.manifest, stop_after=CHECKED)
+    provider = compilation.provider
+    assert provider is not None
+    program = program_of(compilation)
+    for state in case.states:
+        expected = oracle_run(provider, state.graph, state.entry, **state.kwargs())
+        actual = program.evaluate(
+            state.graph,
+            state.entry,
+            {"facts": state.facts, "outcomes": state.outcomes, "authorities": state.authorities},
+        )
+        assert actual.to_dict() == expected.evaluation, (seed, state)
+        assert [_candidate_view(c) for c in actual.candidates] == expected.candidates, (seed, state)
+
+
 def test_generated_resources_reach_every_lookup_case(tmp_path: Path) -> None:
     """The generated Providers exercise each way a reference can name a resource."""
     features: set[str] = set()

@@ -41,6 +41,7 @@ import struct
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from hashlib import sha256 as _sha256
+from itertools import chain
 from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeGuard
 
 try:  # the C accelerator; ``json.encoder`` would also pull in the decoder
@@ -362,8 +363,8 @@ class _NonStringKey(Exception):
     pass
 
 
-def _order(keys: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Keys in output order and the JSON text that opens each member.
+def _sorted_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """Keys in output order: array indices numerically, then the rest by locale.
 
     Only all-str tuples get through (else ``_NonStringKey``), which also keeps
     1, True and "1" from colliding in the cache.
@@ -378,9 +379,20 @@ def _order(keys: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
         (index if _is_array_index(k) else rest).append(k)
     index.sort(key=int)
     rest.sort(key=locale_sort_key)
-    ordered = (*index, *rest)
-    heads = tuple(("," if i else "") + _enc(k) + ":" for i, k in enumerate(ordered))
-    return ordered, heads
+    return (*index, *rest)
+
+
+def _order(keys: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Keys in output order and the JSON text that opens each member."""
+    ordered = _sorted_keys(keys)
+    heads = tuple(map(_member_head, ordered))
+    return ordered, (heads[0][1:], *heads[1:]) if heads else heads
+
+
+@lru_cache(maxsize=1 << 16)  # like locale_sort_key: a deep state's long keys recur per call
+def _member_head(key: str) -> str:
+    """The JSON text that opens a member after the first: ``,``, the key, ``:``."""
+    return "," + _enc(key) + ":"
 
 
 # Documents repeat the same shapes (nodes, edges, receipts…), so the order and
@@ -682,15 +694,43 @@ _SINGLETON_KINDS: Final = frozenset({bool, type(None)})
 def canonical_strings(obj: Mapping[str, str]) -> str:
     """:func:`canonical_text` of an object whose keys and values are all strings (a
     routing state's outcomes): the members are written without the general walk."""
+    return "".join(canonical_string_parts(obj))
+
+
+def canonical_string_parts(obj: Mapping[str, str]) -> list[str]:
+    """The texts whose concatenation is :func:`canonical_strings`, each starting and
+    ending on JSON punctuation: a deep state's megabytes of keys can be hashed without
+    being copied into one text (see :func:`digest_canonical_texts`)."""
     if not obj:
-        return "{}"
+        return ["{}"]
     keys = tuple(obj)
-    ordered, heads = _order_any(keys)
-    return (
-        "{"
-        + "".join([head + _enc(obj[key]) for head, key in zip(heads, ordered, strict=True)])
-        + "}"
-    )
+    if len(keys) <= 64:
+        ordered, heads = _order_cached(keys)
+    else:  # a deep state: its keys are long, so no text is copied per member
+        ordered = _sorted_keys(keys)
+        heads = tuple(map(_member_head, ordered))
+        heads = (heads[0][1:], *heads[1:])
+    parts = ["{"]
+    values = map(_enc, map(obj.__getitem__, ordered))
+    parts.extend(chain.from_iterable(zip(heads, values, strict=True)))
+    parts.append("}")
+    return parts
+
+
+def digest_canonical_texts(*texts: str) -> str:
+    """:func:`digest_canonical` of the concatenated ``texts``, without building it.
+
+    For a revision whose outcomes text runs to megabytes (a deep call path): copying it
+    into one larger text costs more than hashing it. Each text must start and end on
+    JSON punctuation, so no surrogate pair is split between two of them.
+    """
+    digest = _sha256()
+    for text in texts:
+        try:
+            digest.update(text.encode())
+        except UnicodeEncodeError:
+            digest.update(_escape_lone_surrogates(text).encode())
+    return "sha256:" + digest.hexdigest()
 
 
 def digest_canonical(text: str) -> str:

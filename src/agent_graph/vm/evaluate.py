@@ -23,12 +23,18 @@ from __future__ import annotations
 import difflib
 import heapq
 from collections import deque
-from collections.abc import Generator, Iterable
+from collections.abc import Generator, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final, cast
 
-from ..canonical import canonical_strings, digest_canonical, json_string
+from ..canonical import (
+    canonical_string_parts,
+    canonical_strings,
+    digest_canonical,
+    digest_canonical_texts,
+    json_string,
+)
 from ..errors import Diagnostic
 from ..ir import records as r
 from ..ir.codegen import record
@@ -153,12 +159,35 @@ def compute_revision(
     provider = graph.digest if graph is not None else program.provider_digest
     authorities = ",".join(map(json_string, state.authorities)) if state.authorities else ""
     entry_text, graph_text = json_string(entry), json_string(graph_id)
-    outcomes = canonical_strings(state.outcomes)
-    text = (
-        f'{{"authorities":[{authorities}],"entry":{entry_text},"facts":{state.facts_text},'
-        f'"graphId":{graph_text},"outcomes":{outcomes},"provider":{json_string(provider)}}}'
+    head = f'{{"authorities":[{authorities}],"entry":{entry_text},"facts":{state.facts_text},'
+    tail = f',"provider":{json_string(provider)}}}'
+    if len(state.outcomes) <= _MANY_OUTCOMES:
+        outcomes = canonical_strings(state.outcomes)
+        return digest_canonical(f'{head}"graphId":{graph_text},"outcomes":{outcomes}{tail}')
+    # A deep call path's keys run to megabytes: hashed member by member, never copied
+    # into one text (two fresh multi-megabyte buffers cost more than hashing them).
+    outcomes_parts = canonical_string_parts(state.outcomes)
+    return digest_canonical_texts(
+        f'{head}"graphId":{graph_text},"outcomes":', *outcomes_parts, tail
     )
-    return digest_canonical(text)
+
+
+_MANY_OUTCOMES = 64
+
+
+#: State-key prefixes this long are looked up through :func:`_keys_by_length_and_node`.
+_LONG_PREFIX = 256
+
+
+def _keys_by_length_and_node(
+    outcomes: Mapping[str, Outcome],
+) -> dict[tuple[int, str], list[tuple[str, Outcome]]]:
+    """Recorded outcomes by (key length, text after the key's last ``/``): finding one
+    then costs comparing its ends, not hashing a new key as long as the call path."""
+    index: dict[tuple[int, str], list[tuple[str, Outcome]]] = {}
+    for key, outcome in outcomes.items():
+        index.setdefault((len(key), key[key.rfind("/") + 1 :]), []).append((key, outcome))
+    return index
 
 
 def catalog_hints(program: r.Program) -> dict[str, str]:
@@ -187,12 +216,35 @@ class Evaluator:
         self.revision = revision
         self.hints = catalog_hints(program) if hints is None else hints
         self.authorities = frozenset(state.authorities)
+        self._long_keys: dict[tuple[int, str], list[tuple[str, Outcome]]] | None = None
 
     def graph_path(self, graph: r.Graph) -> str:
         return str(self.root / graph.path)
 
-    def simple_outcome(self, node: r.Node, key: str) -> Outcome:
-        recorded = self.state.outcomes.get(key)
+    def recorded(self, prefix: str, node_id: str) -> Outcome | None:
+        """``state.outcomes.get(prefix + node_id)``; for a long prefix (a deep call
+        path) without building and hashing the key, which made depth cost depth²."""
+        if len(prefix) < _LONG_PREFIX:
+            return self.state.outcomes.get(prefix + node_id)
+        return self._long_recorded(prefix, node_id)
+
+    def _long_recorded(self, prefix: str, node_id: str) -> Outcome | None:
+        index = self._long_keys
+        if index is None:
+            index = self._long_keys = _keys_by_length_and_node(self.state.outcomes)
+        # a key as long as prefix + node_id is that key when it starts with one and ends
+        # with the other; node ids may hold "/", so the bucket is their last segment
+        wanted = (len(prefix) + len(node_id), node_id[node_id.rfind("/") + 1 :])
+        for key, outcome in index.get(wanted, ()):
+            if key.startswith(prefix) and key.endswith(node_id):
+                return outcome
+        return None
+
+    def simple_outcome(self, node: r.Node, prefix: str) -> Outcome:
+        if len(prefix) < _LONG_PREFIX:  # self.recorded, inlined for the common case
+            recorded = self.state.outcomes.get(prefix + node.id)
+        else:
+            recorded = self._long_recorded(prefix, node.id)
         if node.kind != r.TERMINAL and node.satisfied_by is not None:
             if all_match(self.state.facts, node.satisfied_by):
                 return "completed"
@@ -445,7 +497,7 @@ class _Frame:
                     self.children[index] = child
                     outcome = self.subgraph_outcome(child)
                 else:
-                    outcome = self.ev.simple_outcome(node, self.prefix + node.id)
+                    outcome = self.ev.simple_outcome(node, self.prefix)
                 self.set_outcome(index, outcome)
             if self.repeat_queue:
                 self.repeat_pass()

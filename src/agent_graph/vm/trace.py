@@ -282,7 +282,7 @@ class TracedFrame(_Frame):
         if node.kind == r.SUBGRAPH:
             out.append(Step("subgraph", outcome, child=self.record.children.get(index, -1)))
             return out
-        recorded = self.ev.state.outcomes.get(self.prefix + node.id)
+        recorded = self.ev.recorded(self.prefix, node.id)
         checks = node.satisfied_by if node.kind != r.TERMINAL else None
         kind: StepKind
         if checks is not None and outcome == "completed":

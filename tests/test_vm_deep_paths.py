@@ -1,0 +1,107 @@
+"""A deep chain of subgraph calls: state keys hundreds of characters long.
+
+The VM finds such keys through an index by length and last segment instead of
+building and hashing each one, and hashes the revision member by member; both must
+give exactly what the plain reading of the state gives (the oracle).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_graph import compile_provider
+from agent_graph.compiler import load_provider
+from agent_graph.vm import evaluate
+from oracle_eval import oracle_evaluate
+
+DEPTH = 30
+#: Graph ids long enough that the call path passes the index threshold a few levels down.
+NAME = "a-graph-with-a-rather-long-identifier-{}"
+#: Node ids may hold "/": a key's last segment is then only part of the node id.
+STEP = "do/it"
+
+
+def _write(path: Path, value: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value), encoding="utf-8")
+
+
+def _deep_provider(root: Path) -> Path:
+    _write(
+        root / "actions/run.json",
+        {"schema": "agent-graph.action.v1", "id": "run", "runner": "host", "effect": "write"}
+        | {"handler": "x.run"},
+    )
+    graphs = []
+    for level in range(DEPTH):
+        nodes: list[dict[str, Any]] = [
+            {"id": STEP, "kind": "action", "action": "actions/run.json", "reasonCode": "route.s"}
+        ]
+        edges = [{"from": STEP, "to": "end"}]
+        if level + 1 < DEPTH:
+            call = {"id": "call", "kind": "subgraph", "graph": NAME.format(level + 1)}
+            nodes.append(call | {"entry": "default"})
+            edges = [{"from": STEP, "to": "call"}, {"from": "call", "to": "end"}]
+        nodes.append({"id": "end", "kind": "terminal", "terminalOutcome": "completed"})
+        path = f"graphs/g{level}.json"
+        graph = {"schema": "agent-graph.graph.v1", "id": NAME.format(level)}
+        graph |= {"entrypoints": {"default": STEP}, "nodes": nodes, "edges": edges}
+        _write(root / path, graph)
+        graphs.append(path)
+    provider = {"schema": "agent-graph.provider.v1", "id": "deep.p", "version": "1.0.0"}
+    _write(root / "provider.yaml", provider | {"graphs": graphs})
+    return root / "provider.yaml"
+
+
+def _frame_prefixes() -> list[str]:
+    prefixes, prefix = [], ""
+    for level in range(DEPTH):
+        prefix += NAME.format(level) + "/"
+        prefixes.append(prefix)
+        prefix += "call>"
+    return prefixes
+
+
+def _states() -> list[dict[str, str]]:
+    prefixes = _frame_prefixes()
+    assert len(prefixes[-1]) > 4 * evaluate._LONG_PREFIX  # the index is really used
+    all_done = {p + STEP: "completed" for p in prefixes}
+    # Keys of the same length and last segment as a real key, one character off.
+    lookalikes = {p[:-2] + "X/" + STEP: "failed" for p in prefixes}
+    half = {p + STEP: "completed" for p in prefixes[: DEPTH // 2]}
+    return [
+        {},
+        all_done,
+        half,
+        half | lookalikes,
+        dict.fromkeys(lookalikes, "completed"),
+        all_done | {prefixes[-1] + "end": "failed", prefixes[DEPTH // 2] + STEP: "failed"},
+        {p + STEP: "partial" for p in prefixes[::3]} | {"no/slash/at/the/end/": "completed"},
+    ]
+
+
+@pytest.mark.parametrize("index", range(len(_states())))
+def test_deep_states_agree_with_the_oracle(index: int, tmp_path: Path) -> None:
+    manifest = _deep_provider(tmp_path)
+    program = compile_provider(manifest)
+    provider = load_provider(manifest)
+    outcomes = _states()[index]
+    expected = oracle_evaluate(provider, NAME.format(0), outcomes=outcomes)
+    assert program.evaluate(NAME.format(0), state={"outcomes": outcomes}).to_dict() == expected
+
+
+def test_the_index_and_the_plain_lookup_give_one_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    program = compile_provider(_deep_provider(tmp_path))
+    states = _states()
+    indexed = [program.evaluate(NAME.format(0), state={"outcomes": s}).to_dict() for s in states]
+    monkeypatch.setattr(evaluate, "_LONG_PREFIX", 1 << 30)
+    monkeypatch.setattr(evaluate, "_MANY_OUTCOMES", 1 << 30)
+    plain = [program.evaluate(NAME.format(0), state={"outcomes": s}).to_dict() for s in states]
+    assert indexed == plain
+    assert len({doc["revision"] for doc in plain}) == len(states)

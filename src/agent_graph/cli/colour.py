@@ -15,9 +15,10 @@ import os
 import re
 from collections.abc import Sequence
 from contextvars import ContextVar
-from typing import Any, Final, TextIO
+from typing import TYPE_CHECKING, Any, Final, TextIO
 
-import click
+if TYPE_CHECKING:  # click is imported where the option is built: ``agc evaluate``'s fast path
+    import click
 
 CHOICES: Final = ("auto", "always", "never")
 CHOICE: ContextVar[str] = ContextVar("agc_color", default="auto")
@@ -117,6 +118,8 @@ def _set_choice(ctx: click.Context, param: click.Parameter, value: str | None) -
 def colour_option() -> click.Option:
     """``--color auto|always|never``: a parameter that only sets :data:`CHOICE` (it is not
     passed to the command's function, so any command can take it)."""
+    import click
+
     return click.Option(
         ["--color", "--colour", "color"],
         type=click.Choice(CHOICES),

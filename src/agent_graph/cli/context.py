@@ -15,13 +15,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-import click
-
 from ..errors import AgentGraphError, Diagnostic
 from ..ir.codegen import record
 from .render import FORMATS
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # click is not imported at run time: ``agc evaluate``'s fast path uses this
+    import click
+
     from ..compiler import ProviderState
     from ..compiler.provider.model import LoadedProvider
     from ..compiler.provider.skills import ResolvedBinding

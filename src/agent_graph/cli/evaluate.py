@@ -22,124 +22,22 @@ reads three authorities and no graph; it may also be repeated
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from .context import Options, load_program, options, select
-from .options import evaluation_options, provider_options, provider_words, shell_command
-from .render import refuse_missing_entry, report_safely  # light: cli.run is not imported
-
-if TYPE_CHECKING:
-    from ..vm import Program
-    from .state_input import EvaluationInput
-
-
-def _state_words(local: dict[str, Any]) -> list[str]:
-    """The state options as given (``--entry``, ``--state``, ``--facts``, ``--outcomes``,
-    ``--authority``), to repeat literally in a printed command: relative paths and
-    ``@file`` values mean the same from the same working directory."""
-    words: list[str] = []
-    for name, option in (
-        ("entry", "--entry"),
-        ("state_path", "--state"),
-        ("facts", "--facts"),
-        ("outcomes", "--outcomes"),
-    ):
-        if local.get(name) is not None:
-            words += [option, local[name]]
-    for authority in local.get("authorities") or ():
-        words += ["--authority", authority]  # repeated: never swallows a following word
-    return words
-
-
-def _provider_words(opts: Options) -> list[str]:
-    return provider_words(opts.manifest, opts.skill, opts.registry)
-
-
-def _input(program: Program, local: dict[str, Any], receipts: str | None = None) -> EvaluationInput:
-    from .state_input import evaluation_input
-
-    return evaluation_input(
-        state=local.pop("state_path"),
-        facts=local.pop("facts"),
-        outcomes=local.pop("outcomes"),
-        authorities=local.pop("authorities") or (),
-        receipts=receipts,
-        provider_id=program.provider_id,
-    )
-
-
-# -- evaluate -----------------------------------------------------------------------------
-
-
-def _diagnostic_lines(diagnostics: Sequence[dict[str, Any]]) -> list[str]:
-    return [f"{d['severity'].upper()} {d['code']}: {d['message']}" for d in diagnostics]
-
-
-def _record_hint(key: str, record: Sequence[str] | None = None) -> list[str]:
-    """How to record the outcome: the ``agc run record`` command with a Run, else the
-    ``--outcomes`` member to add on the next ``evaluate``/``route``."""
-    if record is not None:
-        return [
-            f"Record it: {shell_command(record)}",
-            "  (or partial, failed, unverified, skipped … instead of completed)",
-        ]
-    example = json.dumps({key: "completed"}, ensure_ascii=False, separators=(",", ":"))
-    return [
-        f"  (e.g. --outcomes {shell_command([example])}, or partial, failed, unverified, skipped …)"
-    ]
-
-
-def evaluation_lines(doc: dict[str, Any], resolve: Sequence[str] | None = None) -> list[str]:
-    """Human lines for an ``agent-graph.evaluation.v1`` document.
-
-    The reference's lines (State, Next, Reason, Route, diagnostics) keep their order;
-    the others are interleaved where a reader needs them. ``resolve`` is the complete
-    ``agc route`` command for the primary route, printed as ``Resolve it:``.
-    """
-    lines = [f"State: {doc['statusCode']}"]
-    if doc.get("outcome"):
-        lines.append(f"Outcome: {doc['outcome']}")
-    primary = doc.get("primaryRoute")
-    if primary is not None:
-        lines.append(f"Next: {primary['node']} ({primary['availability']})")
-        where = f" (in graph {primary['graph']})" if primary["graph"] != doc["graph"] else ""
-        if primary["label"] != primary["node"] or where:
-            lines.append(f"Step: {primary['label']}{where}")
-        lines.append(f"Reason: {primary['reasonCode']}")
-        if primary.get("hint"):
-            lines.append(f"Hint: {primary['hint']}")
-        lines.append(f"Route: {primary['routeId']}")
-    lines.append(f"Revision: {doc['revision']} ({doc['graph']}#{doc['entry']})")
-    if primary is not None:
-        if primary["availability"] == "requires-user":
-            lines.append("This step waits for a user's decision: ask them before going on.")
-        lines += [
-            f"Also possible: {alt['node']} ({alt['availability']}) {alt['routeId']}"
-            for alt in doc["alternativeRoutes"]
-        ]
-        if resolve is not None:
-            lines.append(f"Resolve it: {shell_command(resolve)}")
-    elif doc["statusCode"] == "blocked":
-        lines.append("Nothing can run now: supply the missing facts or record outcomes.")
-    return lines + _diagnostic_lines(doc["diagnostics"])
-
-
-def _warn_unknown_outcomes(
-    fmt: str, program: Program, graph: str, outcomes: dict[str, Any]
-) -> None:
-    """An outcome under a key that is no state key is ignored: say so (human output only,
-    on stderr; the JSON documents stay the reference's)."""
-    from ..ir import codec
-    from ..vm.evaluate import outcome_key_warnings
-
-    if fmt != "human" or graph not in codec.graph_ids(program.ir.graphs):
-        return
-    for warning in outcome_key_warnings(program.ir, graph, outcomes):
-        click.echo(f"WARNING {warning.code}: {warning.message}", err=True)
+from .context import load_program, options, select
+from .evaluation_report import (
+    diagnostic_lines,
+    input_of,
+    provider_words_of,
+    record_hint,
+    report_evaluation,
+    warn_unknown_outcomes,
+)
+from .options import evaluation_options, provider_options
+from .render import report_safely  # light: cli.run is not imported
 
 
 @click.command("evaluate")
@@ -151,28 +49,7 @@ def evaluate_command(ctx: click.Context, /, graph: str | None, **local: Any) -> 
     """Which steps are legal now (never runs anything)."""
     opts = options(ctx, **local)
     binding, program = load_program(opts)
-    state_words = _state_words(local)
-    selected, entry = select(binding, graph, local.pop("entry"))
-    data = _input(program, local)
-    _warn_unknown_outcomes(opts.fmt, program, selected, data.outcomes)
-    evaluation = program.evaluate(selected, entry, data.routing_state())
-    doc = evaluation.to_dict()
-    if opts.fmt == "human":  # --format json keeps the reference's Evaluation (exit 0)
-        refuse_missing_entry(doc)
-    resolve = None
-    primary = doc.get("primaryRoute")
-    if primary is not None:  # with a binding, route takes the route id alone
-        target = [primary["routeId"]] if binding is not None else [selected, primary["routeId"]]
-        resolve = [
-            "agc",
-            "route",
-            *target,
-            "--revision",
-            doc["revision"],
-            *state_words,
-            *_provider_words(opts),
-        ]
-    report_safely(opts.fmt, doc, evaluation_lines(doc, resolve))
+    report_evaluation(opts, binding, program, graph, local)
 
 
 # -- route --------------------------------------------------------------------------------
@@ -275,8 +152,8 @@ def route_lines(doc: dict[str, Any], run: Sequence[str] | None = None) -> list[s
         lines += _gate_lines(gate)
     lines.append(f"After action: record {record}, then evaluate again")
     command = None if run is None else ["agc", "run", "record", record, "completed", *run]
-    lines += _record_hint(record, command)
-    return lines + _diagnostic_lines(doc["diagnostics"])
+    lines += record_hint(record, command)
+    return lines + diagnostic_lines(doc["diagnostics"])
 
 
 @click.command("route")
@@ -312,8 +189,8 @@ def route_command(ctx: click.Context, /, targets: tuple[str, ...], **local: Any)
     graph_argument = padded[0] if padded else None
     route_id = padded[1] if len(padded) > 1 else None
     selected, entry = select(binding, graph_argument, local.pop("entry"))
-    data = _input(program, local, local.pop("receipts"))
-    _warn_unknown_outcomes(opts.fmt, program, selected, data.outcomes)
+    data = input_of(program, local, local.pop("receipts"))
+    warn_unknown_outcomes(opts.fmt, program, selected, data.outcomes)
     state = data.routing_state()
     if route_id is None:
         evaluation = program.evaluate(selected, entry, state)
@@ -322,7 +199,7 @@ def route_command(ctx: click.Context, /, targets: tuple[str, ...], **local: Any)
         route_id = evaluation.primary.route_id
     route = program.route(selected, entry, route_id, state, local.pop("revision"))
     doc = route.to_dict()
-    run = None if state_path is None else ["--state", state_path, *_provider_words(opts)]
+    run = None if state_path is None else ["--state", state_path, *provider_words_of(opts)]
     report_safely(opts.fmt, doc, route_lines(doc, run))
 
 

@@ -1,0 +1,156 @@
+"""``agc`` through click: the command-line front end (thin: options -> library call -> render).
+
+Exit codes: 0 success, 1 invalid input or any other error (an
+``agent-graph.error.v1`` envelope with ``--format json``), 2 usage errors (unknown
+command or option, bad option value) — also as an envelope under ``--format json``.
+``--format`` without a value (or with an empty one) is a usage error too: one line on
+stderr (``ERROR usage-invalid`` / ``ERROR format-invalid``), exit 2.
+Heavy modules (yaml, jsonschema) are imported inside commands so ``--help`` and
+``--version`` stay fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import click
+
+from ..errors import AgentGraphError
+from ..protocol import PROTOCOL_VERSION, __version__
+from .colour import CHOICE, add_colour_option, colour_option
+from .failures import failure_exit
+from .options import FORMAT_MISSING, format_from_argv, provider_options
+from .render import emit_error
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
+
+
+#: Every subcommand: name -> (module of this package, attribute). A command's module is
+#: imported only when that command runs (or ``--help`` lists them all), so one command's
+#: start-up does not pay for every other's imports.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "build": ("build", "build_command"),
+    "code": ("code", "code_group"),
+    "evaluate": ("evaluate", "evaluate_command"),
+    "explain": ("explain", "explain_command"),
+    "flow": ("flow", "flow_group"),
+    "graph": ("graph", "graph_command"),
+    "init": ("init", "init_command"),
+    "inspect": ("validate", "inspect_group"),
+    "import": ("importcmd", "import_group"),
+    "ir": ("ir", "ir_group"),
+    "migrate": ("migrate", "migrate_command"),
+    "resource": ("resource", "resource_group"),
+    "route": ("evaluate", "route_command"),
+    "run": ("run", "run_group"),
+    "schema": ("schema", "schema_group"),
+    "test": ("testcmd", "test_command"),
+    "validate": ("validate", "validate_command"),
+}
+
+
+def load_command(name: str) -> click.Command | None:
+    found = COMMANDS.get(name)
+    if found is None:
+        return None
+    from importlib import import_module
+
+    command: click.Command = getattr(import_module(f"{__package__}.{found[0]}"), found[1])
+    _full_short_help(command)
+    add_colour_option(command)  # --color is global: accepted after any command too
+    return command
+
+
+def commands() -> list[click.Command]:
+    """Every subcommand, in the order ``--help`` lists them."""
+    return [command for name in COMMANDS if (command := load_command(name)) is not None]
+
+
+class _Commands(click.Group):
+    """The top-level group: subcommands come from :data:`COMMANDS`, loaded on demand."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return load_command(cmd_name)
+
+
+@click.group(cls=_Commands, context_settings=CONTEXT_SETTINGS, invoke_without_command=True)
+@click.version_option(
+    __version__,
+    "-V",
+    "--version",
+    message=f"agc %(version)s (Agent Graph protocol {PROTOCOL_VERSION})",
+)
+@provider_options
+@click.pass_context
+def cli(
+    ctx: click.Context,
+    manifest: str | None,
+    skill: str | None,
+    registry: str | None,
+    fmt: str | None,
+) -> None:
+    """Compile, check and evaluate Agent Graph Providers.
+
+    \b
+    Exit codes: 0 success; 1 invalid Provider or other error; 2 usage error.
+    With --format json, output is one JSON document on stdout and every failure
+    is one agent-graph.error.v1 document on stderr.
+    """
+    ctx.obj = {"manifest": manifest, "skill": skill, "registry": registry, "fmt": fmt}
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help(), err=True)
+        ctx.exit(2)
+
+
+cli.params.append(colour_option())
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a help text (its first paragraph's words up to a final ``.``)."""
+    words = text.split("\n\n", 1)[0].split()
+    if words and words[0] == "\b":
+        words = words[1:]
+    for index, word in enumerate(words):
+        if word.endswith("."):
+            return " ".join(words[: index + 1])
+    return " ".join(words)
+
+
+def _full_short_help(command: click.Command) -> None:
+    """List a command by its whole first sentence: click would cut it to fit with '...'."""
+    if command.short_help is None and command.help:
+        command.short_help = first_sentence(command.help)
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _full_short_help(sub)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``agc`` through click: every command, option and usage error."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    fmt = format_from_argv(args)
+    CHOICE.set("auto")  # every invocation starts from the default (tests run many in one process)
+    try:
+        result = cli.main(args=args, prog_name="agc", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.exceptions.Abort:
+        return 1
+    except click.ClickException as exc:
+        if isinstance(exc, click.BadOptionUsage) and exc.option_name == "--format":
+            # no usable --format value: one line (an envelope when json was asked for before)
+            error = AgentGraphError("usage-invalid", FORMAT_MISSING)
+            emit_error("json" if fmt == "json" else "human", error)
+            return 2
+        if fmt == "json":
+            emit_error("json", AgentGraphError("usage-invalid", exc.format_message()))
+        else:
+            exc.show()
+        return exc.exit_code
+    except (KeyboardInterrupt, Exception) as exc:  # AgentGraphError too: failure_exit says how
+        return failure_exit(exc, fmt, args)
+    return result if isinstance(result, int) else 0

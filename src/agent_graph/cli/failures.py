@@ -1,0 +1,28 @@
+"""How a failed command ends: the error on stderr (an envelope under ``--format json``)
+and its exit code. Shared by the click front end and ``agc evaluate``'s fast path, so a
+failure reads the same whichever ran."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..errors import AgentGraphError
+from .render import FORMATS, emit_error
+from .words import manifest_bases
+
+
+def failure_exit(exc: BaseException, fmt: str, args: Sequence[str]) -> int:
+    """Report ``exc`` (an :class:`AgentGraphError`, an interrupt or anything unexpected)
+    and return the exit code: 1, 2 for ``format-invalid``, 130 for an interrupt."""
+    if isinstance(exc, KeyboardInterrupt):
+        return 130
+    shown = fmt if fmt in FORMATS else "human"
+    if isinstance(exc, AgentGraphError):
+        emit_error(shown, exc, manifest_bases(args))
+        return 2 if exc.code == "format-invalid" else 1
+    if isinstance(exc, RecursionError):  # a last guard: deep input never prints a traceback
+        message = "input nests too deeply"
+    else:
+        message = f"{type(exc).__name__}: {exc}"
+    emit_error(shown, AgentGraphError("unexpected-error", message))
+    return 1

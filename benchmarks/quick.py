@@ -5,6 +5,8 @@ do not (much). Each check measures two things and compares them with a limit:
 
 * growth 1,000 -> 10,000 nodes of evaluate, validate, compile and flow check (linear
   is 10, quadratic 100; the limit is 20);
+* growth of evaluate on a chain of subgraph calls 100 -> 1,000 deep (the limit is 40:
+  the state's keys hold the call path, so the input itself grows 100x);
 * the cost of an evaluation trace (evaluate with the trace / without), when the VM has
   one;
 * cold start: ``agc evaluate`` on a small bundle, a fresh process each time, against
@@ -34,9 +36,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from flow_bench import write_flow
-from shapes import chain
+from shapes import chain, nested_deep
+from vm_bench import clear_caches
 
-from agent_graph import canonical, flow
+from agent_graph import flow
 from agent_graph.compiler import load_provider
 from agent_graph.compiler.provider.lower import lower
 from agent_graph.ir import codec
@@ -51,6 +54,12 @@ COLD_START_LIMIT = 12.0
 LAZY_LOAD_LIMIT = 1.5
 BIG_BESIDE = 10000  # nodes of the graph the lazy-load check does not evaluate
 SMALL, LARGE = 1000, 10000
+#: Subgraph call depth: linear work is 10, but the state's keys (the whole call path
+#: each) grow 100x and are hashed for the revision: 11-21 when the keys were seen before,
+#: 20-26 for a new state (its collation keys and JSON texts built). Before state keys
+#: were found without rebuilding them it was 40-46; quadratic frames would be 100.
+NESTED_SMALL, NESTED_LARGE = 100, 1000
+NESTED_LIMIT = 40.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,11 +141,35 @@ def _evaluate_time(chains: _Chains, nodes: int) -> float:
     shape, program = chains.shape(nodes), chains.program(nodes)
 
     def cold() -> None:
-        canonical.locale_sort_key.cache_clear()  # a new state pays for its keys
+        clear_caches()  # a new state pays for its keys
         forget_facts()  # and for writing its facts (small ones are kept by content)
         program.evaluate(shape.graph, shape.entry, shape.state)
 
     return best(cold, 9)
+
+
+def _nested(root: Path) -> Check:
+    """Evaluate a chain of subgraph calls 1,000 deep / 100 deep, every frame but the last
+    done: the state's keys carry the call path, so its text grows 100x (5 MB at 1,000)."""
+    times = {}
+    for depth in (NESTED_SMALL, NESTED_LARGE):
+        shape = nested_deep(root / f"nested{depth}", depth * 3)
+        provider = load_provider(shape.manifest)
+        program = load_program(codec.encode(lower(provider)), provider.root)
+
+        def cold(shape: Any = shape, program: Program = program) -> None:
+            clear_caches()
+            program.evaluate(shape.graph, shape.entry, shape.state)
+
+        gc.collect()
+        times[depth] = best(cold, 9 if depth == NESTED_SMALL else 5)
+    small, large = times[NESTED_SMALL], times[NESTED_LARGE]
+    return Check(
+        f"nested subgraph growth {NESTED_SMALL:,} -> {NESTED_LARGE:,} calls deep",
+        large / small,
+        NESTED_LIMIT,
+        f"{small * 1000:.2f} ms -> {large * 1000:.1f} ms",
+    )
 
 
 def _trace(chains: _Chains) -> Check:
@@ -240,6 +273,9 @@ def run_checks(progress: Callable[[str], None]) -> list[Check]:
         flows = root / "flows"
         packages = {n: write_flow(flows / str(n), n) for n in (SMALL, LARGE)}
         done(_growth("flow check", lambda n: best(lambda: flow.check(packages[n]), 2)))
+        progress("nested subgraphs …")
+        for check in _confirmed(lambda: [_nested(root)]):
+            done(check)
         progress("trace …")
         for check in _confirmed(lambda: [_trace(chains)]):
             done(check)

@@ -1,4 +1,4 @@
-"""A deep chain of subgraph calls: state keys hundreds of characters long.
+"""A deep chain of subgraph calls: state keys hundreds of characters long, and many of them.
 
 The VM finds such keys through an index by length and last segment instead of
 building and hashing each one, and hashes the revision member by member; both must
@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from agent_graph import compile_provider
+from agent_graph import canonical, compile_provider
 from agent_graph.compiler import load_provider
 from agent_graph.vm import evaluate
 from oracle_eval import oracle_evaluate
@@ -105,3 +107,28 @@ def test_the_index_and_the_plain_lookup_give_one_result(
     plain = [program.evaluate(NAME.format(0), state={"outcomes": s}).to_dict() for s in states]
     assert indexed == plain
     assert len({doc["revision"] for doc in plain}) == len(states)
+
+
+def _collation_order(keys: list[str]) -> tuple[str, ...]:
+    """JavaScript's member order: array indices by value, then the rest by localeCompare."""
+    index = sorted(filter(canonical._is_array_index, keys), key=int)
+    rest = [k for k in keys if not canonical._is_array_index(k)]
+    return (*index, *sorted(rest, key=canonical.locale_sort_key))
+
+
+_PRINTABLE = st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PRINTABLE, min_size=65, max_size=120), st.sampled_from(["", "a/", "d0/call>d1/"]))
+def test_many_ascii_keys_sort_as_the_collation_keys_sort(keys: list[str], prefix: str) -> None:
+    # more than 64 keys take the rank keys; equal keys keep their input order either way
+    keys = [prefix + k for k in keys]
+    assert canonical._sorted_keys(tuple(keys)) == _collation_order(keys)
+
+
+def test_a_key_outside_printable_ascii_keeps_the_collation_sort() -> None:
+    keys = [f"k{i}" for i in range(80)] + ["é", "tab\there", "K5", "k5", "7"]
+    assert canonical._sorted_keys(tuple(keys)) == _collation_order(keys)
+    assert canonical._ascii_rank_key("tab\there") is None
+    assert canonical._ascii_rank_key("é") is None

@@ -23,7 +23,7 @@ from __future__ import annotations
 import difflib
 import heapq
 from collections import deque
-from collections.abc import Generator, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final, cast
@@ -291,7 +291,7 @@ class Evaluator:
     def frame(self, graph_index: int, entry: str) -> FrameResult:
         """Evaluate the root frame and the child frames it calls, without recursing in Python.
 
-        A frame suspends at each subgraph node with a request for its child frame; the
+        A frame stops at each subgraph node with a request for its child frame; the
         driver runs the child and resumes the parent with the result, so the depth of
         subgraph nesting is bounded by memory, not by the interpreter's stack. The graphs
         being evaluated are kept in a list and a set (recursion is a set lookup, not a
@@ -301,48 +301,37 @@ class Evaluator:
         early = self._refused(graph, entry, [], set())
         if early is not None:
             return early
-        root = self.frame_type(self, graph, None, graph.id + "/").run(_start(graph, entry), entry)
-        try:
-            request = next(root)
-        except StopIteration as finished:  # no subgraph call: the common case, kept short
-            result: FrameResult = finished.value
-            return result
-        return self._calls(root, graph.id, request)
+        root = self.frame_type(self, graph, None, graph.id + "/")
+        out = root.start(_start(graph, entry), entry)
+        if isinstance(out, FrameResult):  # no subgraph call: the common case, kept short
+            return out
+        return self._calls(root, graph.id, out)
 
-    def _calls(
-        self,
-        root: Generator[ChildRequest, FrameResult | None, FrameResult],
-        root_id: str,
-        request: ChildRequest | None,
-    ) -> FrameResult:
+    def _calls(self, root: _Frame, root_id: str, request: ChildRequest) -> FrameResult:
         """Drive a root frame that has asked for its first child frame."""
         graphs = self.program.graphs
         frames = [root]
         active_ids = [root_id]
         active = {root_id}
-        reply: FrameResult | None = None
         while True:
-            if request is not None:
-                index, wanted, path, prefix = request
-                graph = graphs[index]
-                reply = self._refused(graph, wanted, active_ids, active)
-                if reply is None:
-                    frame = self.frame_type(self, graph, path, prefix)
-                    frames.append(frame.run(_start(graph, wanted), wanted))
-                    active_ids.append(graph.id)
-                    active.add(graph.id)
-            try:
-                request = frames[-1].send(reply)
-            except StopIteration as finished:
+            index, wanted, path, prefix = request
+            graph = graphs[index]
+            refused = self._refused(graph, wanted, active_ids, active)
+            if refused is None:
+                frame = self.frame_type(self, graph, path, prefix)
+                frames.append(frame)
+                active_ids.append(graph.id)
+                active.add(graph.id)
+                out = frame.start(_start(graph, wanted), wanted)
+            else:
+                out = frames[-1].resume(refused)
+            while isinstance(out, FrameResult):  # a frame finished: its parent resumes
                 frames.pop()
                 active.discard(active_ids.pop())
-                reply = finished.value
                 if not frames:
-                    assert reply is not None
-                    return reply
-                request = None
-                continue
-            reply = None
+                    return out
+                out = frames[-1].resume(out)
+            request = out
 
     @staticmethod
     def _refused(
@@ -375,16 +364,24 @@ class _Frame:
         "diagnostics",
         "dirty",
         "edge_match",
+        "entry",
         "ev",
         "graph",
         "match_count",
+        "need",
         "outcome",
         "path",
+        "position",
         "prefix",
         "reached",
         "reached_flag",
         "repeat_queue",
     )
+    # set by start(): the nodes being decided in this pass, and where a subgraph call
+    # stopped that pass
+    entry: str
+    need: list[int]
+    position: int
 
     def __init__(self, ev: Evaluator, graph: r.Graph, path: CallPath | None, prefix: str) -> None:
         self.ev = ev
@@ -479,26 +476,43 @@ class _Frame:
                 self.repeat_queue = []
         self.repeat_queue = deferred
 
-    def run(
-        self, start: int, entry: str
-    ) -> Generator[ChildRequest, FrameResult | None, FrameResult]:
-        nodes = self.graph.nodes
+    def start(self, start: int, entry: str) -> ChildRequest | FrameResult:
+        """Begin at ``start``: the request for the first child frame (a tuple), or the
+        frame's result when it calls none."""
+        self.entry = entry
         self.reach(start)
-        need = [start]
+        self.need = [start]
+        self.position = 0
+        return self.advance()
+
+    def resume(self, child: FrameResult) -> ChildRequest | FrameResult:
+        """Go on with the result of the child frame the last request asked for."""
+        index = self.need[self.position]
+        self.children[index] = child
+        self.set_outcome(index, self.subgraph_outcome(child))
+        self.position += 1
+        return self.advance()
+
+    def advance(self) -> ChildRequest | FrameResult:
+        # The fixpoint: decide the nodes reached in the last pass (need), run the repeat
+        # edges they armed, reach the nodes whose joins now hold; ``need`` and
+        # ``position`` say where a subgraph call stopped it.
+        nodes = self.graph.nodes
+        need, position = self.need, self.position
         outcome: Outcome
-        while need or self.repeat_queue or self.dirty:
-            for index in need:
+        while True:
+            while position < len(need):
+                index = need[position]
                 node = nodes[index]
                 if node.requires is not None and self.blocked(node):
                     outcome = "blocked"
                 elif node.kind == r.SUBGRAPH:
-                    child = yield self.child_request(node)
-                    assert child is not None
-                    self.children[index] = child
-                    outcome = self.subgraph_outcome(child)
+                    self.position = position
+                    return self.child_request(node)
                 else:
                     outcome = self.ev.simple_outcome(node, self.prefix)
                 self.set_outcome(index, outcome)
+                position += 1
             if self.repeat_queue:
                 self.repeat_pass()
             eligible = []
@@ -513,8 +527,10 @@ class _Frame:
             eligible.sort()
             for index in eligible:
                 self.reach(index)
-            need = eligible
-        return self.finish(entry)
+            need = self.need = eligible
+            position = 0
+            if not (need or self.repeat_queue or self.dirty):
+                return self.finish(self.entry)
 
     def finish(self, entry: str) -> FrameResult:
         graph, nodes, ev = self.graph, self.graph.nodes, self.ev

@@ -17,7 +17,6 @@ generated ones.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -229,11 +228,9 @@ class TracedFrame(_Frame):
         self.index_of: dict[int, int] | None = None  # id(node) -> index, for subgraph calls
         self.repeat_edge: int | None = None  # the repeat edge being applied, in repeat_pass
 
-    def run(
-        self, start: int, entry: str
-    ) -> Generator[ChildRequest, FrameResult | None, FrameResult]:
+    def start(self, start: int, entry: str) -> ChildRequest | FrameResult:
         self.record.entry = entry
-        return super().run(start, entry)
+        return super().start(start, entry)
 
     def reach(self, index: int) -> None:
         super().reach(index)

@@ -20,7 +20,7 @@ from agent_graph.compiler import load_provider
 from agent_graph.vm import evaluate
 from oracle_eval import oracle_evaluate
 
-DEPTH = 30
+DEPTH = 60
 #: Graph ids long enough that the call path passes the index threshold a few levels down.
 NAME = "a-graph-with-a-rather-long-identifier-{}"
 #: Node ids may hold "/": a key's last segment is then only part of the node id.
@@ -70,7 +70,7 @@ def _frame_prefixes() -> list[str]:
 
 def _states() -> list[dict[str, str]]:
     prefixes = _frame_prefixes()
-    assert len(prefixes[-1]) > 4 * evaluate._LONG_PREFIX  # the index is really used
+    assert len(prefixes[-1]) > 2 * evaluate._LONG_PREFIX  # the index is really used
     all_done = {p + STEP: "completed" for p in prefixes}
     # Keys of the same length and last segment as a real key, one character off.
     lookalikes = {p[:-2] + "X/" + STEP: "failed" for p in prefixes}

@@ -6,7 +6,6 @@ so one instance can serve many threads. Evaluation never runs anything.
 
 from __future__ import annotations
 
-import gc
 import os
 from collections.abc import Mapping
 from dataclasses import field
@@ -216,16 +215,7 @@ class Program:
             )
         else:
             evaluator = Evaluator(self.ir, self.root, state, revision, self._hints)
-        # Frames allocate many small objects and no cycles that outlive the call; the
-        # cyclic collector would rescan the suspended frames of a deep call chain
-        # again and again (a fifth of the time at depth 1,000).
-        paused = gc.isenabled()
-        gc.disable()
-        try:
-            result = evaluator.frame(index, entry)
-        finally:
-            if paused:
-                gc.enable()
+        result = evaluator.frame(index, entry)
         diagnostics = result.diagnostics
         alternatives = len(result.candidates) - 1
         if alternatives > MAX_ALTERNATIVE_ROUTES:

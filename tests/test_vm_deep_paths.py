@@ -74,6 +74,8 @@ def _states() -> list[dict[str, str]]:
     all_done = {p + STEP: "completed" for p in prefixes}
     # Keys of the same length and last segment as a real key, one character off.
     lookalikes = {p[:-2] + "X/" + STEP: "failed" for p in prefixes}
+    # and keys under the right prefix, as long as the step's and with its last segment
+    lookalikes |= {p + "de/" + STEP.rsplit("/", 1)[1]: "failed" for p in prefixes}
     half = {p + STEP: "completed" for p in prefixes[: DEPTH // 2]}
     return [
         {},

@@ -26,7 +26,7 @@ from agent_graph.ir import records as r
 from agent_graph.testing import GraphTestCase, check_case
 from agent_graph.vm import Program
 from agent_graph.vm.locations import Location, locate_resource
-from oracle_eval import oracle_code_document, oracle_route_resources, oracle_run
+from oracle_eval import OracleResult, oracle_code_document, oracle_route_resources, oracle_run
 from provider_gen import State, generate_case
 
 SEEDS = int(os.environ.get("AGC_DIFF_SEEDS", "150"))
@@ -108,6 +108,19 @@ def _check_catalog_documents(program: Program, provider: LoadedProvider) -> None
         assert actual == expected, entry.code
 
 
+def _agrees(program: Program, provider: LoadedProvider, state: State, seed: int) -> OracleResult:
+    """The oracle's run of ``state``, after checking the VM's evaluation equals it."""
+    expected = oracle_run(provider, state.graph, state.entry, **state.kwargs())
+    actual = program.evaluate(
+        state.graph,
+        state.entry,
+        {"facts": state.facts, "outcomes": state.outcomes, "authorities": state.authorities},
+    )
+    assert actual.to_dict() == expected.evaluation, (seed, state)
+    assert [_candidate_view(c) for c in actual.candidates] == expected.candidates, (seed, state)
+    return expected
+
+
 @pytest.mark.parametrize("seed", range(SEEDS))
 def test_vm_agrees_with_the_oracle(seed: int, tmp_path: Path) -> None:
     rng = random.Random(seed)
@@ -121,14 +134,7 @@ def test_vm_agrees_with_the_oracle(seed: int, tmp_path: Path) -> None:
     program = program_of(compilation)
     assert case.states
     for state in case.states:
-        expected = oracle_run(provider, state.graph, state.entry, **state.kwargs())
-        actual = program.evaluate(
-            state.graph,
-            state.entry,
-            {"facts": state.facts, "outcomes": state.outcomes, "authorities": state.authorities},
-        )
-        assert actual.to_dict() == expected.evaluation, (seed, state)
-        assert [_candidate_view(c) for c in actual.candidates] == expected.candidates, (seed, state)
+        expected = _agrees(program, provider, state, seed)
         if resources:
             revision = expected.evaluation["revision"]
             _check_resources(program, provider, state, revision, expected.candidates)
@@ -155,14 +161,7 @@ def test_long_path_lookups_agree_with_the_oracle(
     assert provider is not None
     program = program_of(compilation)
     for state in case.states:
-        expected = oracle_run(provider, state.graph, state.entry, **state.kwargs())
-        actual = program.evaluate(
-            state.graph,
-            state.entry,
-            {"facts": state.facts, "outcomes": state.outcomes, "authorities": state.authorities},
-        )
-        assert actual.to_dict() == expected.evaluation, (seed, state)
-        assert [_candidate_view(c) for c in actual.candidates] == expected.candidates, (seed, state)
+        _agrees(program, provider, state, seed)
 
 
 def test_generated_resources_reach_every_lookup_case(tmp_path: Path) -> None:

@@ -63,7 +63,7 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "error-codes.md"
 #: field layout codes (``"s"``, ``"i"``, ``"b?"`` …). A test checks that each still exists
 #: and that its ``code`` never reaches a code position.
 NOT_ERROR_CODES: dict[str, str] = {
-    "field": "IR field layout code (ir codec)",
+    "_field_expression": "IR field layout code (ir wire encoders)",
     "_field": "IR field layout code (ir decoders)",
     "Field": "IR field layout code (ir schema)",
 }
@@ -1066,11 +1066,11 @@ def test_the_scanner_ignores_strings_that_are_not_codes() -> None:
         """
         from agent_graph.errors import AgentGraphError
 
-        def field(code: str, value: object) -> object:
+        def _field_expression(code: str, value: object) -> object:
             return value if code in ("s", "s?") else None
 
         def run(message: str) -> None:
-            field("i", 1)
+            _field_expression("i", 1)
             print("not-a-code")
             raise AgentGraphError("only-this", message + "not-this-either")
         """

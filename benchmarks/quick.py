@@ -116,6 +116,12 @@ def _growth(name: str, measure: Callable[[int], float]) -> Check:
     return check
 
 
+def _program(manifest: Path) -> Program:
+    """The Program of a manifest, compiled in process (load, lower, encode, decode)."""
+    provider = load_provider(manifest)
+    return load_program(codec.encode(lower(provider)), provider.root)
+
+
 class _Chains:
     """Generated chain Providers, written once per size."""
 
@@ -131,9 +137,7 @@ class _Chains:
 
     def program(self, nodes: int) -> Program:
         if nodes not in self.programs:
-            shape = self.shape(nodes)
-            provider = load_provider(shape.manifest)
-            self.programs[nodes] = load_program(codec.encode(lower(provider)), provider.root)
+            self.programs[nodes] = _program(self.shape(nodes).manifest)
         return self.programs[nodes]
 
 
@@ -154,8 +158,7 @@ def _nested(root: Path) -> Check:
     times = {}
     for depth in (NESTED_SMALL, NESTED_LARGE):
         shape = nested_deep(root / f"nested{depth}", depth * 3)
-        provider = load_provider(shape.manifest)
-        program = load_program(codec.encode(lower(provider)), provider.root)
+        program = _program(shape.manifest)
 
         def cold(shape: Any = shape, program: Program = program) -> None:
             clear_caches()

@@ -481,7 +481,7 @@ def test_json_envelopes_are_the_errors_own_document(
 def test_help_lists_each_command_by_its_whole_first_sentence(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from agent_graph.cli import commands, first_sentence
+    from agent_graph.cli.app import commands, first_sentence
 
     for group in ([], ["run"], ["ir"], ["inspect"]):
         code, out, _ = run([*group, "--help"], capsys)
@@ -497,7 +497,7 @@ def test_help_lists_each_command_by_its_whole_first_sentence(
 
 
 def test_first_sentence_rules() -> None:
-    from agent_graph.cli import first_sentence
+    from agent_graph.cli.app import first_sentence
 
     assert first_sentence("One thing. Another.") == "One thing."
     assert first_sentence("Uses provider.yaml, then\n  more words.\n\nDetail.") == (

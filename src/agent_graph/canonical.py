@@ -409,7 +409,7 @@ def _sorted_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
             k = str(k)
         (index if _is_array_index(k) else rest).append(k)
     index.sort(key=int)
-    if len(rest) > _RANKED_SORT:  # a state's many keys: no collation key is built for them
+    if len(rest) > _MANY_KEYS:  # a state's many keys: no collation key is built for them
         ranks = list(map(_ascii_rank_key, rest))
         if None not in ranks:
             ranked = cast("list[bytes]", ranks)
@@ -419,7 +419,9 @@ def _sorted_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
     return (*index, *rest)
 
 
-_RANKED_SORT = 64
+#: Key sets up to this size have their order cached (documents repeat their shapes);
+#: larger ones (a routing state's outcomes) are ordered afresh, by rank keys.
+_MANY_KEYS = 64
 
 
 def _order(keys: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -450,7 +452,7 @@ _order_cached = lru_cache(maxsize=4096)(_order)
 
 def _order_any(keys: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """:func:`_order`, through the cache for the key sets small enough to repeat."""
-    return _order_cached(keys) if len(keys) <= 64 else _order(keys)
+    return _order_cached(keys) if len(keys) <= _MANY_KEYS else _order(keys)
 
 
 def _js_property_key(k: object) -> str:
@@ -751,13 +753,7 @@ def canonical_string_parts(obj: Mapping[str, str]) -> list[str]:
     being copied into one text (see :func:`digest_canonical_texts`)."""
     if not obj:
         return ["{}"]
-    keys = tuple(obj)
-    if len(keys) <= 64:
-        ordered, heads = _order_cached(keys)
-    else:  # a deep state: its keys are long, so no text is copied per member
-        ordered = _sorted_keys(keys)
-        heads = tuple(map(_member_head, ordered))
-        heads = (heads[0][1:], *heads[1:])
+    ordered, heads = _order_any(tuple(obj))
     parts = ["{"]
     values = map(_enc, map(obj.__getitem__, ordered))
     parts.extend(chain.from_iterable(zip(heads, values, strict=True)))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -27,21 +26,3 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run() -> None:
     sys.exit(main())
-
-
-def __getattr__(name: str) -> Any:
-    # The click application's names (``cli``, ``commands`` …) stay importable from here;
-    # a submodule (``from agent_graph.cli import fast``) is imported without click.
-    from importlib import import_module
-
-    if name.startswith("__"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    try:
-        return import_module(f"{__name__}.{name}")
-    except ModuleNotFoundError as missing:
-        if missing.name != f"{__name__}.{name}":
-            raise
-    try:
-        return getattr(import_module(f"{__name__}.app"), name)
-    except AttributeError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

@@ -25,7 +25,6 @@ version, so a reader of older IR says "recompile" instead of "damaged".
 from __future__ import annotations
 
 import dataclasses
-import gc
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, overload
@@ -34,7 +33,7 @@ from ..canonical import is_digest, is_identifier
 from . import records as r
 from .decoders import _string
 from .schema import Table, describe
-from .wire import RecordSet, corrupt, digest_of, unpack
+from .wire import RecordSet, collector_paused, corrupt, digest_of, unpack
 from .wire import decode as _decode
 from .wire import encode as _encode
 
@@ -343,13 +342,8 @@ def decode(data: bytes, *, expected_digest: str | None = None, lazy: bool = Fals
     """
     if not lazy:
         return _decode(PROGRAM, data, expected_digest=expected_digest)
-    paused = gc.isenabled()
-    gc.disable()  # as wire.decode: many small objects, no cycles
-    try:
+    with collector_paused():  # as wire.decode: many small objects, no cycles
         return _decode_lazy(data, expected_digest)
-    finally:
-        if paused:
-            gc.enable()
 
 
 def _decode_lazy(data: bytes, expected_digest: str | None) -> r.Program:
@@ -470,13 +464,8 @@ class LazyGraphs(Sequence[r.Graph]):
         with self._lock:
             graph = self._done[index]
             if graph is None:  # not decoded by another thread while this one waited
-                paused = gc.isenabled()
-                gc.disable()
-                try:
+                with collector_paused():
                     graph = self._decode(index)
-                finally:
-                    if paused:
-                        gc.enable()
                 self._done[index] = graph
         return graph
 

@@ -40,7 +40,7 @@ from .decoders import (
 )
 from .schema import Field, Table, describe, table_needs
 
-__all__ = ["RecordSet", "corrupt", "decode", "digest_of", "encode", "unpack"]
+__all__ = ["RecordSet", "collector_paused", "corrupt", "decode", "digest_of", "encode", "unpack"]
 
 T = TypeVar("T")
 
@@ -174,9 +174,10 @@ def _build_encoders(plan: dict[type, tuple[tuple[str, str], ...]]) -> dict[type,
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Encoding and decoding allocate many small containers and no reference cycles:
-    every collection they would trigger rescans the whole IR for nothing."""
+def collector_paused() -> Iterator[None]:
+    """Pause the cyclic collector (unless it is already off) for work that allocates many
+    small containers and no reference cycles: encoding or decoding an IR, evaluating a
+    deep call chain. Every collection such work triggers rescans it all for nothing."""
     paused = gc.isenabled()
     gc.disable()
     try:
@@ -191,7 +192,7 @@ def encode(records: RecordSet[T], value: T) -> bytes:
         records._encoders = _build_encoders(records._plan)
     encoders = records._encoders
     strings: dict[str, int] = {}  # insertion order is the string table's order
-    with _collector_paused():
+    with collector_paused():
         tree = encoders[type(value)](value, strings, encoders)
     body = msgpack.packb([list(strings), tree], use_bin_type=True)
     header = [records.magic, records.version, hashlib.sha256(body).digest(), body]
@@ -207,7 +208,7 @@ def digest_of(data: bytes) -> str:
 
 def decode(records: RecordSet[T], data: bytes, *, expected_digest: str | None = None) -> T:
     """Decode and verify bytes (``expected_digest`` pins the whole bytes, as a bundle does)."""
-    with _collector_paused():  # cuts a cold load of a large Program by about a third
+    with collector_paused():  # cuts a cold load of a large Program by about a third
         return _decode(records, data, expected_digest)
 
 

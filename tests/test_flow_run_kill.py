@@ -184,18 +184,10 @@ def blocking_runner(tmp_path: Path, pkg: Path, state: Path) -> Path:
     return marker
 
 
-def test_sigkill_during_an_agent_step_then_the_visit_is_retried(tmp_path: Path) -> None:
-    pkg = package(
-        tmp_path,
-        "ask",
-        "start((开始)) --> p[p]\np -->|ok| finish((结束))",
-        agent("p", "{outcome}", {"ok": "."}),
-    )
-    state = tmp_path / "r.json"
-    blocking_runner(tmp_path, pkg, state)
-    assert whole(state)["visits"][0]["status"] == "running"
+def resume_answering(tmp_path: Path, state: Path, content: str) -> dict[str, Any]:
+    """``agc flow resume`` with a script agent answering ``ok`` with ``content``: its summary."""
     answers = tmp_path / "a.jsonl"
-    answers.write_text('{"result":"ok","content":"answered"}\n', "utf-8")
+    answers.write_text(json.dumps({"result": "ok", "content": content}) + "\n", "utf-8")
     code, out, err = finish(
         agc(
             "flow",
@@ -209,7 +201,21 @@ def test_sigkill_during_an_agent_step_then_the_visit_is_retried(tmp_path: Path) 
         )
     )
     assert code == 0, err
-    assert json.loads(out)["result"] == "answered"
+    summary: dict[str, Any] = json.loads(out)
+    return summary
+
+
+def test_sigkill_during_an_agent_step_then_the_visit_is_retried(tmp_path: Path) -> None:
+    pkg = package(
+        tmp_path,
+        "ask",
+        "start((开始)) --> p[p]\np -->|ok| finish((结束))",
+        agent("p", "{outcome}", {"ok": "."}),
+    )
+    state = tmp_path / "r.json"
+    blocking_runner(tmp_path, pkg, state)
+    assert whole(state)["visits"][0]["status"] == "running"
+    assert resume_answering(tmp_path, state, "answered")["result"] == "answered"
     document = whole(state)
     assert [(v["status"], v["retryOf"]) for v in document["visits"]] == [
         ("interrupted", None),
@@ -238,25 +244,9 @@ def test_sigkill_inside_a_child_run_resumes_the_child_first(tmp_path: Path) -> N
     child_state = tmp_path / parent["visits"][0]["childState"]
     assert marker.read_text("utf-8") == read(child_state)["runId"]
     assert read(child_state)["status"] == "running"
-    code, err = None, ""
     child_direct = finish(agc("flow", "resume", "--state", str(child_state), "--format", "json"))
     assert json.loads(child_direct[2])["error"]["code"] == "run-child-direct-resume"
-    answers = tmp_path / "a.jsonl"
-    answers.write_text('{"result":"ok","content":"child done"}\n', "utf-8")
-    code, out, err = finish(
-        agc(
-            "flow",
-            "resume",
-            "--state",
-            str(state),
-            "--agent",
-            f"script:{answers}",
-            "--format",
-            "json",
-        )
-    )
-    assert code == 0, err
-    assert json.loads(out)["result"] == "child done"
+    assert resume_answering(tmp_path, state, "child done")["result"] == "child done"
     child = whole(child_state)
     assert [v["node"] for v in child["visits"]] == ["a", "k", "k"]  # the command was not rerun
     assert whole(state)["visits"][0]["result"] == {"result": "已完成", "content": "child done"}

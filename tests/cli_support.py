@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,3 +40,31 @@ def error_of(args: Sequence[str], capsys: pytest.CaptureFixture[str]) -> dict[st
     assert envelope["schema"] == "agent-graph.error.v1"
     error: dict[str, Any] = envelope["error"]
     return error
+
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def readme_bash_block(heading: str) -> str:
+    """The one ```bash block under the README's ``## heading``."""
+    text = README.read_text(encoding="utf-8")
+    section = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```bash\n(.*?)```", section, re.S)
+    return str(block)
+
+
+def run_bash(block: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``block`` run by ``bash -e`` in ``cwd`` as a user would, with this Python's ``agc``
+    first on PATH; fails the test (with the output) unless it exits 0."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(
+        ["bash", "-e", "-c", block],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done

@@ -5,20 +5,17 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from cli_support import readme_bash_block, run_bash
 from mermaid_syntax import check
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _section() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    return text.split("\n## See the work: pictures and explanations\n", 1)[1].split("\n## ", 1)[0]
+_HEADING = "See the work: pictures and explanations"
 
 
 def _texts(svg: str) -> list[str]:
@@ -29,21 +26,11 @@ def _texts(svg: str) -> list[str]:
 def test_the_readme_picture_block_runs_as_written(tmp_path: Path) -> None:
     if shutil.which("dot") is None and not os.environ.get("CI"):
         pytest.skip("Graphviz dot is not installed")
-    (block,) = re.findall(r"```bash\n(.*?)```", _section(), re.S)
+    block = readme_bash_block(_HEADING)
     assert len(block.strip().splitlines()) == 3  # one command per kind
     for name in ("examples", "docs"):  # from the repository root, writing into tmp_path
         (tmp_path / name).symlink_to(ROOT / name)
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    done = subprocess.run(
-        ["bash", "-e", "-c", block],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    done = run_bash(block, tmp_path)
     assert "train/triage is pending (next: the primary route)" in done.stdout
     check((tmp_path / "ship-release.mmd").read_text(encoding="utf-8"))
     drawn = (tmp_path / "release-train.svg").read_text(encoding="utf-8")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -23,7 +22,7 @@ from agent_graph.authoring import writes
 from agent_graph.authoring.slug import slug
 from agent_graph.documents.yaml12 import parse_yaml
 from agent_graph.errors import AgentGraphError
-from cli_support import error_of, ok_json, run
+from cli_support import error_of, ok_json, readme_bash_block, run, run_bash
 from tree_support import write_tree
 
 #: What reference-behaviour §9.2 lists, plus the 0.3.1 descriptor of the procedure.
@@ -350,21 +349,9 @@ def test_no_init_hint_where_init_would_refuse(tmp_path: Path) -> None:
 
 def test_the_readme_start_a_provider_block_runs_as_written(tmp_path: Path) -> None:
     """README "Start a Provider": init, validate, test, run by bash exactly as written."""
-    text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    section = text.split("\n## Start a Provider\n", 1)[1].split("\n## ", 1)[0]
-    (block,) = re.findall(r"```bash\n(.*?)```", section, re.S)
+    block = readme_bash_block("Start a Provider")
     assert len(block.strip().splitlines()) == 3  # init -> validate -> test
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    done = subprocess.run(
-        ["bash", "-e", "-c", block],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    done = run_bash(block, tmp_path)
     printed = done.stdout.splitlines()
     commands = [line.removeprefix("Next: ") for line in printed if line.startswith("Next: ")]
     assert commands == block.strip().splitlines()[1:]  # init printed the README's next lines

@@ -16,11 +16,34 @@ from typing import Any, Final
 
 from agent_graph.errors import AgentGraphError, Diagnostic
 
-__all__ = ["MAX_FILE_BYTES", "digest_file", "file_error", "read_bytes", "read_text", "write_atomic"]
+__all__ = [
+    "MAX_FILE_BYTES",
+    "digest_file",
+    "file_error",
+    "fsync_directory",
+    "read_bytes",
+    "read_text",
+    "write_atomic",
+]
 
 #: Largest file read (32 MiB). Real Provider files are kilobytes; the
 #: cap keeps a mistaken path (a log, an archive, a device) from eating memory.
 MAX_FILE_BYTES: Final = 32 * 1024 * 1024  # a 100,000-node graph is ~20 MiB of YAML
+
+
+def fsync_directory(directory: Path) -> None:
+    """Make a rename in ``directory`` durable (POSIX); a no-op where a directory cannot be
+    opened or synced."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def file_error(

@@ -40,6 +40,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..documents.files import fsync_directory
 from ..errors import AgentGraphError
 from . import codec
 from .document import Clock, Run, new_run_id, utc_now
@@ -143,20 +144,6 @@ else:
 
     def _unlock(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_UN)
-
-
-def _fsync_directory(directory: Path) -> None:
-    """Make a rename durable (POSIX); a no-op where directories cannot be opened."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def read_document(path: Path, display: str) -> dict[str, Any]:
@@ -338,7 +325,7 @@ class FileRunStore(BaseRunStore[Path]):
             target.unlink()
         except FileNotFoundError:
             return
-        _fsync_directory(target.parent)
+        fsync_directory(target.parent)
 
     def _write(self, key: Path, data: bytes, *, exclusive: bool) -> None:
         target = self._real(key)
@@ -356,7 +343,7 @@ class FileRunStore(BaseRunStore[Path]):
             finally:
                 if os.path.lexists(temp):
                     temp.unlink()
-            _fsync_directory(directory)
+            fsync_directory(directory)
         except FileExistsError:
             raise
         except OSError as error:

@@ -38,6 +38,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Final
 
+from ...documents.files import fsync_directory
 from ...errors import AgentGraphError, Diagnostic
 from .failures import (
     BUSY,
@@ -74,18 +75,6 @@ def _crash_point(variable: str, number: int) -> None:
     wanted = os.environ.get(variable)
     if wanted and wanted.isdigit() and int(wanted) == number:
         os.kill(os.getpid(), signal.SIGKILL)
-
-
-def _fsync_directory(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        with suppress(OSError):
-            os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class RunFile:
@@ -253,7 +242,7 @@ class RunFile:
                     os.replace(temp, target)  # no hard links here: check_new ran under lock
             else:
                 os.replace(temp, target)
-            _fsync_directory(directory)
+            fsync_directory(directory)
         except OSError as error:
             raise AgentGraphError(
                 WRITE_FAILED, f"Cannot write the Run record {target}: {error.strerror or error}"

@@ -10,7 +10,7 @@ A *code position* is:
 * the code argument of a *code taker*, positional or keyword: every function, method or
   class constructor defined in the source with a parameter named ``code`` (so
   ``AgentGraphError``, ``ExecError``, ``ProblemSink.error``, ``Origin.fail`` …), every
-  dataclass with a ``code`` field (``Diagnostic``, ``Problem``), subclasses of those
+  dataclass or record with a ``code`` field (``Diagnostic``, ``Problem``), subclasses of those
   classes, and every function whose parameter flows into a code position
   (``def corrupt(reason, message): raise AgentGraphError(reason, message)``);
   the default value of a code parameter;
@@ -101,7 +101,7 @@ def _callee(func: ast.expr) -> str | None:
 def _is_dataclass(cls: ast.ClassDef) -> bool:
     for decorator in cls.decorator_list:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        if _callee(target) == "dataclass":
+        if _callee(target) in ("dataclass", "record"):  # record: agent_graph.frozen
             return True
     return False
 

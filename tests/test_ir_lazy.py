@@ -442,27 +442,27 @@ def test_records_keep_frozen_dataclass_semantics() -> None:
 
 
 def test_compiled_code_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from agent_graph.ir import codegen
+    from agent_graph import frozen
 
     monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path))
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
     source = "def f():\n    return 41 + 1\n"
-    first = codegen.compile_cached(source, "<test>")
+    first = frozen.compile_cached(source, "<test>")
     entries = list(tmp_path.rglob("agent_graph.ir.generated-*.bin"))
     assert len(entries) == 1
     namespace: dict[str, Any] = {}
-    exec(codegen.compile_cached(source, "<test>"), namespace)  # read from the cache
+    exec(frozen.compile_cached(source, "<test>"), namespace)  # read from the cache
     assert namespace["f"]() == 42
     assert first.co_filename == "<test>"
     entries[0].write_bytes(b"\x00damaged")  # unreadable: compiled afresh, never trusted
     namespace = {}
-    exec(codegen.compile_cached(source, "<test>"), namespace)
+    exec(frozen.compile_cached(source, "<test>"), namespace)
     assert namespace["f"]() == 42
     other = "def f():\n    return 7\n"
     namespace = {}
-    exec(codegen.compile_cached(other, "<test>"), namespace)  # another source, another entry
+    exec(frozen.compile_cached(other, "<test>"), namespace)  # another source, another entry
     assert namespace["f"]() == 7
     assert len(list(tmp_path.rglob("agent_graph.ir.generated-*.bin"))) == 2
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
-    codegen.compile_cached("x = 1\n", "<test>")
+    frozen.compile_cached("x = 1\n", "<test>")
     assert len(list(tmp_path.rglob("agent_graph.ir.generated-*.bin"))) == 2

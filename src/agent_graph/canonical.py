@@ -33,16 +33,17 @@ under ``zh_CN`` sorts Han by pinyin, ``sv_SE`` puts å ä ö after z).
 
 from __future__ import annotations
 
-import hashlib
 import math
 import operator
 import re
 import struct
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
-from hashlib import sha256 as _sha256
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeGuard, cast
+
+from .sha import sha256 as _sha256
+from .sha import sha256_hex as _sha256_hex
 
 try:  # the C accelerator; ``json.encoder`` would also pull in the decoder
     from _json import encode_basestring as _enc
@@ -628,10 +629,6 @@ def stable_stringify(value: Any) -> str:
     if not text.isascii() and _utf8(text) is None:
         text = _escape_lone_surrogates(text)
     return text
-
-
-def _sha256_hex(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def digest_bytes(b: bytes) -> str:

@@ -9,15 +9,16 @@ when known, the 1-based ``line``/``column`` and the JSON pointer of the offendin
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from .frozen import field, record
 
 Severity = Literal["info", "warning", "error"]
 
 ERROR_SCHEMA = "agent-graph.error.v1"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Diagnostic:
     """One finding. ``detail`` holds extra machine-readable data (schemaPath, params …)."""
 
@@ -84,7 +85,7 @@ class AgentGraphError(Exception):
         }
 
 
-@dataclass(slots=True)
+@record
 class Problem:
     """One failed check as the reference would throw it.
 

@@ -13,13 +13,12 @@ See ``docs/trust.md``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import secrets
 from pathlib import Path
 
 from ..protocol import __version__
+from ..sha import sha256
 
 #: Environment variable naming the CLI's trust store folder; ``off`` disables it.
 TRUST_ENV = "AGC_TRUST_CACHE"
@@ -37,7 +36,7 @@ class TrustStore:
         from ..ir.codec import FORMAT_VERSION
 
         key = f"{manifest_digest}\n{ir_digest}\n{__version__}\n{FORMAT_VERSION}"
-        return self.directory / f"{hashlib.sha256(key.encode()).hexdigest()}.json"
+        return self.directory / f"{sha256(key.encode()).hexdigest()}.json"
 
     def vouches(self, manifest_digest: str, ir_digest: str) -> bool:
         """Whether this IR was verified for this manifest (by this agc version)."""
@@ -47,7 +46,7 @@ class TrustStore:
         """Record a verified IR; a store that cannot be written only costs speed."""
         entry = self._entry(manifest_digest, ir_digest)
         record = {"bundle": manifest_digest, "ir": ir_digest, "agc": __version__}
-        temp = entry.with_name(f".{entry.name}.{secrets.token_hex(4)}")
+        temp = entry.with_name(f".{entry.name}.{os.urandom(4).hex()}")
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             temp.write_text(json.dumps(record) + "\n", encoding="utf-8")

@@ -52,11 +52,13 @@ STATUS_COLOURS: Final = {
     "skipped": _DIM,
     "unreached": _DIM,
 }
-_SEVERITY_LINE = re.compile(r"^(ERROR|WARNING|INFO)\b")
-_STATUS_LINE = re.compile(r"^(State|Outcome|Status): ([a-z-]+)")
-_CARET_LINE = re.compile(r"^( +\| +)\^$")
-_POSITIONED = re.compile(r"^([^\s:][^:]*:\d+:\d+: )((?:warning: |info: )?)([a-z][a-z0-9.-]*)(: )")
-_EXPLAINED = re.compile(r"^(\s*)(\S+)( is )([a-z-]+)\b")
+# Line shapes, as pattern texts: ``re`` compiles each on its first use, so a command
+# whose output is never coloured (JSON, a pipe) does not compile them at start-up.
+_SEVERITY_LINE = r"^(ERROR|WARNING|INFO)\b"
+_STATUS_LINE = r"^(State|Outcome|Status): ([a-z-]+)"
+_CARET_LINE = r"^( +\| +)\^$"
+_POSITIONED = r"^([^\s:][^:]*:\d+:\d+: )((?:warning: |info: )?)([a-z][a-z0-9.-]*)(: )"
+_EXPLAINED = r"^(\s*)(\S+)( is )([a-z-]+)\b"
 
 
 def enabled(stream: TextIO) -> bool:
@@ -79,24 +81,24 @@ def _wrap(colour: str, text: str) -> str:
 
 def paint_line(line: str) -> str:
     """``line`` with ANSI colour by its shape (unchanged when it has no known shape)."""
-    found = _SEVERITY_LINE.match(line)
+    found = re.match(_SEVERITY_LINE, line)
     if found:
         word = found.group(1)
         return _wrap(_SEVERITY[word], word) + line[len(word) :]
-    found = _STATUS_LINE.match(line)
+    found = re.match(_STATUS_LINE, line)
     if found and found.group(2) in STATUS_COLOURS:
         start, end = found.span(2)
         return line[:start] + _wrap(STATUS_COLOURS[found.group(2)], found.group(2)) + line[end:]
-    found = _CARET_LINE.match(line)
+    found = re.match(_CARET_LINE, line)
     if found:
         return found.group(1) + _wrap(_RED + _BOLD, "^")
-    found = _POSITIONED.match(line)
+    found = re.match(_POSITIONED, line)
     if found:
         severity = found.group(2)
         colour = _YELLOW if severity.startswith("warning") else _RED
         head = _wrap(_BOLD, found.group(1)) + severity + _wrap(colour, found.group(3))
         return head + line[found.end(3) :]
-    found = _EXPLAINED.match(line)
+    found = re.match(_EXPLAINED, line)
     if found and found.group(4) in STATUS_COLOURS:
         start, end = found.span(4)
         return line[:start] + _wrap(STATUS_COLOURS[found.group(4)], found.group(4)) + line[end:]

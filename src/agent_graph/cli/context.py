@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import AgentGraphError, Diagnostic
-from ..ir.codegen import record
+from ..frozen import record
 from .render import FORMATS
 
 if TYPE_CHECKING:  # click is not imported at run time: ``agc evaluate``'s fast path uses this

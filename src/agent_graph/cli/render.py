@@ -15,7 +15,6 @@ import json
 import os
 import re
 import sys
-import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -64,6 +63,8 @@ def _visible_char(char: str) -> str:
         return chr(0x2400 + code)  # U+2400 CONTROL PICTURES: NUL is \u2400 …
     if code == 0x7F:
         return "\u2421"
+    import unicodedata  # only for a character outside printable ASCII
+
     category = unicodedata.category(char)
     if category == "Cc":  # C1 controls have no pictures
         return f"\\x{code:02x}"

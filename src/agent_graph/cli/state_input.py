@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AgentGraphError, Diagnostic
-from ..ir.codegen import record
+from ..frozen import record
 from ..ir.records import OUTCOMES
 
 if TYPE_CHECKING:

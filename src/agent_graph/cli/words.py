@@ -7,7 +7,6 @@ Kept apart from :mod:`.options` (click's option declarations) so that the fast p
 from __future__ import annotations
 
 import os
-import shlex
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -48,6 +47,8 @@ def manifest_bases(argv: Sequence[str]) -> list[Path]:
 
 def shell_command(words: Iterable[str]) -> str:
     """Words as one command line that a POSIX shell runs as printed (each quoted by shlex)."""
+    import shlex  # only for a printed hint
+
     return " ".join(shlex.quote(word) for word in words)
 
 

@@ -15,6 +15,10 @@ from pathlib import Path
 from typing import Any, Final
 
 from agent_graph.errors import AgentGraphError, Diagnostic
+from agent_graph.sha import sha256, sha256_hex
+
+#: Bytes read from a file at a time while hashing it.
+_CHUNK: Final = 1 << 20
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -113,14 +117,18 @@ def digest_file(path: str | os.PathLike[str]) -> str:
 
     An unreadable file raises ``AgentGraphError("file-read-failed")``.
     """
-    from hashlib import sha256
-
     where = os.path.abspath(path)
-    h = sha256()
     fd, _ = _open_regular(where, where)
     try:
-        while chunk := os.read(fd, 1 << 20):
-            h.update(chunk)
+        chunk = os.read(fd, _CHUNK)
+        more = os.read(fd, _CHUNK) if chunk else b""
+        if not more:  # read whole: hashed by whichever implementation suits its size
+            return sha256_hex(chunk)
+        h = sha256()
+        h.update(chunk)
+        while more:
+            h.update(more)
+            more = os.read(fd, _CHUNK)
     except OSError as error:
         raise _unreadable(where, where, error.strerror or str(error)) from None
     finally:

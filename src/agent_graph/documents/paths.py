@@ -9,16 +9,16 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ..errors import AgentGraphError, Diagnostic, Severity
+from ..frozen import record
 from .sourcemap import SourceMap, positioned
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Origin:
     """Where a value came from: a provider-relative file path and a JSON pointer in it."""
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from ..errors import Diagnostic, Severity
+from ..frozen import record
 
 #: Deepest collection nesting accepted (YAML and JSON). The reference's YAML
 #: parser overflows its own stack at ~800 levels; we stop far below the point
@@ -133,7 +133,7 @@ def positioned(
     return Diagnostic(code, message, severity, path, line, column, pointer, dict(detail or {}))
 
 
-@dataclass(slots=True)
+@record
 class Document:
     """A parsed file: its value, where each value came from, and its paths."""
 

@@ -24,12 +24,12 @@ version, so a reader of older IR says "recompile" instead of "damaged".
 
 from __future__ import annotations
 
-import dataclasses
-import threading
+import _thread  # threading's lock without loading threading (cold start)
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, overload
 
 from ..canonical import is_digest, is_identifier
+from ..frozen import replace
 from . import records as r
 from .decoders import _string
 from .schema import Table, describe
@@ -360,7 +360,7 @@ def _decode_lazy(data: bytes, expected_digest: str | None) -> r.Program:
     PROGRAM.check_part(r.Program, shell, {})
     graphs = LazyGraphs(raw, strings, shell)
     _verify_shared(shell, list(graphs.ids))
-    return dataclasses.replace(shell, graphs=graphs)
+    return replace(shell, graphs=graphs)
 
 
 _PROGRAM_FIELDS = describe(r.Program)
@@ -405,7 +405,7 @@ class LazyGraphs(Sequence[r.Graph]):
         }
         self._done: list[r.Graph | None] = [None] * len(raw)
         self._entries: dict[int, tuple[str, frozenset[str]]] = {}
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
 
     def __len__(self) -> int:
         return len(self._done)

@@ -20,8 +20,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
 from ..errors import AgentGraphError
+from ..frozen import compile_cached as _compile
 from . import records as r
-from .codegen import compile_cached as _compile
 from .schema import NONE, Field, Table, table_needs
 
 Decoder = Callable[[Any, list[str], int], Any]

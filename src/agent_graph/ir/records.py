@@ -22,7 +22,7 @@ Paths are Provider-relative POSIX paths; the VM joins them onto the installed ro
 from collections.abc import Sequence
 from typing import Annotated, Any
 
-from .codegen import record
+from ..frozen import record
 from .schema import (
     FLAG,
     INTEGER,

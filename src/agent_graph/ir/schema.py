@@ -25,12 +25,11 @@ enclosing record, and the generated bounds checks pass exactly those table sizes
 
 from __future__ import annotations
 
-import dataclasses
 import types
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, get_args, get_origin, get_type_hints
 
-from .codegen import record  # a frozen dataclass, cheaper to create
+from ..frozen import is_record, record, record_fields
 
 NONE = -1  # "no index" in optional index fields
 
@@ -169,7 +168,7 @@ def _field(cls: type, name: str, hint: Any) -> Field:
         prefix = "L"
     else:
         raise TypeError(f"{where}: unknown wire kind {wire.kind!r}")
-    if not (isinstance(record, type) and dataclasses.is_dataclass(record)):
+    if not is_record(record):
         raise TypeError(f"{where}: {record!r} is not a record")
     code_ = f"{prefix}{'?' if optional else ''}:{record.__name__}"
     return Field(name, wire, code_, optional, record)
@@ -182,11 +181,9 @@ def describe(cls: type) -> tuple[Field, ...]:
     """The fields of record ``cls`` in declaration (wire) order, with their markers."""
     found = _DESCRIBED.get(cls)
     if found is None:
-        if not dataclasses.is_dataclass(cls):
-            raise TypeError(f"{cls.__name__} is not a record")
+        names = record_fields(cls)
         hints = get_type_hints(cls, include_extras=True)
-        fields = dataclasses.fields(cls)
-        found = _DESCRIBED[cls] = tuple(_field(cls, f.name, hints[f.name]) for f in fields)
+        found = _DESCRIBED[cls] = tuple(_field(cls, name, hints[name]) for name in names)
     return found
 
 

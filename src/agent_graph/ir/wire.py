@@ -21,7 +21,6 @@ bytes.
 from __future__ import annotations
 
 import gc
-import hashlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Generic, TypeVar
@@ -29,6 +28,7 @@ from typing import Any, Generic, TypeVar
 import msgpack
 
 from ..errors import AgentGraphError
+from ..sha import sha256
 from .decoders import (
     Checker,
     Decoder,
@@ -195,12 +195,12 @@ def encode(records: RecordSet[T], value: T) -> bytes:
     with collector_paused():
         tree = encoders[type(value)](value, strings, encoders)
     body = msgpack.packb([list(strings), tree], use_bin_type=True)
-    header = [records.magic, records.version, hashlib.sha256(body).digest(), body]
+    header = [records.magic, records.version, sha256(body).digest(), body]
     return bytes(msgpack.packb(header, use_bin_type=True))
 
 
 def digest_of(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+    return "sha256:" + sha256(data).hexdigest()
 
 
 # -- decoding -----------------------------------------------------------------------------
@@ -242,7 +242,7 @@ def unpack(
     body = outer[3]
     if not isinstance(body, bytes) or not isinstance(outer[2], bytes):
         raise corrupt("malformed header")
-    if hashlib.sha256(body).digest() != outer[2]:
+    if sha256(body).digest() != outer[2]:
         raise corrupt("body digest mismatch")
     try:
         strings, tree = msgpack.unpackb(body, raw=False, strict_map_key=True, use_list=True)

@@ -20,11 +20,9 @@ the result (reached order, outcomes, diagnostics) is the same.
 
 from __future__ import annotations
 
-import difflib
 import heapq
 from collections import deque
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final, cast
 
@@ -36,8 +34,8 @@ from ..canonical import (
     json_string,
 )
 from ..errors import Diagnostic
+from ..frozen import field, record
 from ..ir import records as r
-from ..ir.codegen import record
 from ..ir.wire import collector_paused
 from .facts import all_match
 from .kinds import Availability, GateResolution, Outcome, StatusCode
@@ -121,7 +119,7 @@ class Candidate:
         return out
 
 
-@dataclass(slots=True)
+@record
 class FrameResult:
     status: StatusCode
     outcome: Outcome | None = None
@@ -693,5 +691,7 @@ def _near_key(key: str, candidates: list[str]) -> str | None:
     ending = ending or [c for c in candidates if c.endswith(tail)]
     if len(ending) == 1:
         return ending[0]
+    import difflib  # only for a state key that names nothing: not worth loading up front
+
     found = difflib.get_close_matches(key, ending or candidates, n=1)
     return found[0] if found else None

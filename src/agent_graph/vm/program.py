@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..canonical import is_digest
 from ..errors import AgentGraphError, Diagnostic
+from ..frozen import field, record
 from ..ir import codec
 from ..ir import records as r
-from ..ir.codegen import record
 from .evaluate import (
     MAX_ALTERNATIVE_ROUTES,
     Candidate,

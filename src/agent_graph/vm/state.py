@@ -14,7 +14,6 @@ import contextlib
 import marshal
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..canonical import (
@@ -26,14 +25,14 @@ from ..canonical import (
     plain_json_text,
 )
 from ..errors import AgentGraphError
-from ..ir.codegen import record
+from ..frozen import field, record
 from ..ir.records import OUTCOMES
 from .kinds import Outcome, is_outcome
 
 RECEIPTS_SCHEMA = "agent-graph.resource-read-receipts.v1"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RoutingState:
     """The host's current state for one evaluation or route resolution."""
 
@@ -44,7 +43,7 @@ class RoutingState:
     workspace: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Receipt:
     id: str
     digest: str | None

@@ -25,19 +25,20 @@ import agent_graph
 from tree_support import write_tree as _write
 
 PACKAGE = Path(agent_graph.__file__).resolve().parent
-BASE = {"errors", "canonical", "protocol", "frozen", "sha"}
+BASE = {"errors", "canonical", "protocol", "frozen", "sha", "collector"}
 
 #: part -> the parts it may import (its own modules always).
 ALLOWED: dict[str, set[str]] = {
     "protocol": set(),
     # frozen records and cached generated code; SHA-256 without OpenSSL for small inputs
     "sha": set(),
+    "collector": set(),  # pausing the cyclic garbage collector while big structures are built
     "frozen": {"sha"},
     "errors": {"frozen"},
     "error_codes": set(),  # the catalogue of every code (data)
     "schemas": set(),
     "canonical": {"errors", "frozen", "sha"},
-    "ir": {"errors", "canonical", "frozen", "sha"},
+    "ir": {"errors", "canonical", "frozen", "sha", "collector"},
     "exec": {"errors", "frozen"},
     "documents": BASE | {"schemas"},
     "vm": BASE | {"ir", "exec"},  # exec: stdlib only (argument vectors of command plans)

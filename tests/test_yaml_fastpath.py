@@ -17,7 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_graph.documents.sourcemap import SourceMap, escape_token
-from agent_graph.documents.yaml12 import _PLAIN_SPECIAL, _resolve_plain, parse_yaml
+from agent_graph.documents.yaml12 import parse_yaml
+from agent_graph.documents.yaml_values import PLAIN_SPECIAL as _PLAIN_SPECIAL
+from agent_graph.documents.yaml_values import resolve_plain as _resolve_plain
 
 _WORDS = [
     "~", "null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE",

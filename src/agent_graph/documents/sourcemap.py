@@ -8,9 +8,7 @@ position, so a missing required member points at its parent object.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -22,25 +20,6 @@ from ..frozen import record
 #: where recursive consumers (jsonschema with a recursive schema fails at
 #: ~300 levels under Python's default recursion limit) would fail.
 MAX_DEPTH: Final = 200
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a large, acyclic structure is built.
-
-    Building a document (or an IR) allocates hundreds of thousands of containers and no
-    reference cycles, so every collection the allocations trigger is pure cost (a third
-    of the time to load a 10,000-node graph). The collector is enabled again at the
-    end, unless it was already disabled; reference counting frees as usual meanwhile.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def escape_token(token: str | int) -> str:

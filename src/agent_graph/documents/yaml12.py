@@ -20,8 +20,6 @@ give safely:
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable
 from functools import partial
 from typing import Any, Final
@@ -38,14 +36,22 @@ from yaml.events import (
     SequenceStartEvent,
 )
 
-from agent_graph.canonical import js_number, to_js_number
-from agent_graph.documents.sourcemap import (
-    MAX_DEPTH,
-    ParseError,
-    Positions,
-    SourceMap,
-    escape_token,
-    gc_paused,
+from agent_graph.canonical import to_js_number
+from agent_graph.collector import collector_paused
+from agent_graph.documents.sourcemap import MAX_DEPTH, ParseError, SourceMap
+from agent_graph.documents.yaml_lines import read_block_yaml
+from agent_graph.documents.yaml_values import (
+    BOOL_RE,
+    FLOAT_RE,
+    INT_RE,
+    LINE,
+    NULL_RE,
+    PLAIN_SPECIAL,
+    core_float,
+    core_int,
+    key_text,
+    pointer_map,
+    resolve_plain,
 )
 
 __all__ = [
@@ -55,6 +61,7 @@ __all__ = [
     "ParseError",
     "YamlError",
     "parse_yaml",
+    "parse_yaml_events",
     "to_js_number",
 ]
 
@@ -73,70 +80,9 @@ _TAG: Final = "tag:yaml.org,2002:"
 _STR, _NULL, _BOOL, _INT, _FLOAT = (_TAG + t for t in ("str", "null", "bool", "int", "float"))
 _MAP, _SEQ = _TAG + "map", _TAG + "seq"
 
-# The YAML 1.2 core schema, as npm `yaml` spells it.
-_NULL_RE: Final = re.compile(r"(?:~|null|Null|NULL)?")
-_BOOL_RE: Final = re.compile(r"true|True|TRUE|false|False|FALSE")
-_INT_RE: Final = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
-_FLOAT_RE: Final = re.compile(
-    r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
-)
-_NUMBER_START: Final = frozenset("-+.0123456789")
-#: First characters of every plain scalar that may resolve to something other than a
-#: string (null, a bool, a number); any other plain scalar is a string as written.
-_PLAIN_SPECIAL: Final = frozenset("~nNtTfF") | _NUMBER_START
-
 
 class YamlError(ParseError):
     """The YAML text is malformed or uses something outside the supported subset."""
-
-
-# ---------------------------------------------------------------------------
-# JavaScript number model
-
-
-def _decimal_int(text: str) -> int | float:
-    # int() refuses more than 4300 digits; such numbers are doubles in JS anyway.
-    if len(text) > 40:
-        return to_js_number(float(text))
-    number = int(text, 10)
-    if number == 0 and text.startswith("-"):
-        return -0.0  # JS parses "-0" to negative zero
-    return to_js_number(number)
-
-
-def _core_int(text: str) -> int | float:
-    if text.startswith("0o"):
-        return to_js_number(int(text[2:], 8))
-    if text.startswith("0x"):
-        return to_js_number(int(text[2:], 16))
-    return _decimal_int(text)
-
-
-def _core_float(text: str) -> int | float:
-    lower = text.lower()
-    if lower.endswith(".inf"):
-        return -math.inf if lower.startswith("-") else math.inf
-    if lower == ".nan":
-        return math.nan
-    return to_js_number(float(text))
-
-
-def _resolve_plain(text: str) -> Any:
-    """Implicit typing of an untagged plain scalar (YAML 1.2 core schema)."""
-    if not text:
-        return None
-    first = text[0]
-    if first in "~nN" and _NULL_RE.fullmatch(text):
-        return None
-    if first in "tTfF" and _BOOL_RE.fullmatch(text):
-        return first in "tT"
-    if first in _NUMBER_START:
-        if _INT_RE.fullmatch(text):
-            return _core_int(text)
-        if _FLOAT_RE.fullmatch(text):
-            return _core_float(text)
-    return text
 
 
 # ---------------------------------------------------------------------------
@@ -147,43 +93,10 @@ def _resolve_plain(text: str) -> Any:
 # a saved tuple ``(container, shadow, is_map, key, size, anchor)`` on a stack:
 # ``container`` is the dict or list being filled, ``key`` the mapping key awaiting its
 # value (None: a key comes next), ``size`` the nodes in the value once aliases are
-# expanded, ``anchor`` its anchor name. ``shadow`` records where the collection and
-# each of its children start, in document order, without spelling any JSON pointer:
-# ``[position, False, *children]`` for a sequence, ``[position, True, key, child,
-# key, child, …]`` for a mapping, where a position is ``(line, column)`` (None
-# without a mark) and a child is a position (a scalar or an alias: nothing below it
-# is placed) or the shadow of a nested collection (a tuple once it is closed, so the
-# garbage collector stops tracking it). :func:`_pointer_map` turns a
-# document's shadow into its pointer map when one is first needed.
+# expanded, ``anchor`` its anchor name. ``shadow`` is the collection's position shadow
+# (see :func:`.yaml_values.pointer_map`), a list while it is open and a tuple once it is
+# closed; an alias's child is a position (nothing below it is placed).
 _Saved = tuple[Any, list[Any], bool, str | None, int, str | None]
-
-
-def _pointer_map(root: Any, offset: int) -> Positions:
-    """The ``pointer -> (line, column)`` map of a document from its root's shadow
-    (see :data:`_Saved`), in document order; an empty document is placed at its start."""
-    positions: Positions = {}
-
-    def place(pointer: str, entry: Any) -> None:
-        if entry is None or type(entry[1]) is not bool:  # a value placed, nothing below
-            if entry is not None:
-                positions[pointer] = entry
-            return
-        if entry[0] is not None:
-            positions[pointer] = entry[0]
-        if entry[1]:  # a mapping: key, child, key, child, ...
-            items = iter(entry)
-            next(items)
-            next(items)
-            for key, child in zip(items, items, strict=True):
-                place(pointer + "/" + escape_token(key), child)
-        else:
-            for index in range(2, len(entry)):
-                place(pointer + "/" + str(index - 2), entry[index])
-
-    place("", root)
-    if not positions:  # an empty document: None, "at" the start
-        positions[""] = (offset, 1)
-    return positions
 
 
 def _mark_error(message: str, event: Event, line_offset: int) -> YamlError:
@@ -212,35 +125,29 @@ class _Builder:
         tag = event.tag
         text = event.value
         if tag is None:
-            return _resolve_plain(text) if event.implicit[0] else text
+            return resolve_plain(text) if event.implicit[0] else text
         if tag == _STR:
             return text
-        if tag == _NULL and _NULL_RE.fullmatch(text):
+        if tag == _NULL and NULL_RE.fullmatch(text):
             return None
-        if tag == _BOOL and _BOOL_RE.fullmatch(text):
+        if tag == _BOOL and BOOL_RE.fullmatch(text):
             return text[0] in "tT"
-        if tag == _INT and _INT_RE.fullmatch(text):
-            return _core_int(text)
+        if tag == _INT and INT_RE.fullmatch(text):
+            return core_int(text)
         if tag == _FLOAT:
-            if _FLOAT_RE.fullmatch(text):
-                return _core_float(text)
-            if _INT_RE.fullmatch(text):
-                return to_js_number(float(_core_int(text)))
+            if FLOAT_RE.fullmatch(text):
+                return core_float(text)
+            if INT_RE.fullmatch(text):
+                return to_js_number(float(core_int(text)))
         if tag in (_NULL, _BOOL, _INT, _FLOAT):
             raise self.error(f"{_short(text)} is not a valid {_tag_name(tag)}", event)
         raise self.error(f"unsupported tag {_tag_name(tag)} on a scalar", event)
 
     def key_text(self, value: Any, event: Event) -> str:
         """Object keys are strings in JS; scalar keys take their JS string form."""
-        if isinstance(value, str):
-            return value
-        if value is None:
-            return ""
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        if isinstance(value, int | float):
-            return js_number(value)
-        raise self.error("a mapping key must be a scalar, not a collection", event)
+        if isinstance(value, dict | list):
+            raise self.error("a mapping key must be a scalar, not a collection", event)
+        return key_text(value)
 
     def build(self, source: Any) -> tuple[Any, SourceMap]:
         # One loop over the event stream with the open collection in locals: this is
@@ -259,7 +166,7 @@ class _Builder:
         get_event = source.get_event
         anchors = self.anchors
         open_anchors = self.open_anchors
-        plain_start = _PLAIN_SPECIAL
+        plain_start = PLAIN_SPECIAL
         scalar_kind, alias_kind = ScalarEvent, AliasEvent
         map_start, seq_start = MappingStartEvent, SequenceStartEvent
         map_end, seq_end = MappingEndEvent, SequenceEndEvent
@@ -276,7 +183,7 @@ class _Builder:
                 elif text and text[0] not in plain_start:
                     value = text  # cannot be null, a bool or a number
                 else:
-                    value = _resolve_plain(text)
+                    value = resolve_plain(text)
                 size = 1
                 if event.anchor is not None:
                     anchors[event.anchor] = (value, 1)
@@ -301,7 +208,7 @@ class _Builder:
                     open_anchors.add(anchor)
                 container = {} if opens_map else []
                 shadow = [
-                    None if mark is None else (mark.line + offset, mark.column + 1),
+                    None if mark is None else (mark.line + offset) * LINE + mark.column + 1,
                     opens_map,
                 ]
                 is_map, key, size_sum = opens_map, None, 1
@@ -337,15 +244,16 @@ class _Builder:
                     raise self.error("%YAML and %TAG directives are not supported", event)
                 continue
             elif event is None or kind is yaml.StreamEndEvent:
-                return root, SourceMap(pending=partial(_pointer_map, root_shadow, offset))
+                return root, SourceMap(pending=partial(pointer_map, root_shadow, offset))
             else:  # stream start, document end
                 continue
 
             # A finished scalar or alias: a key, or a value to attach with its position.
             mark = event.start_mark
+            where = None if mark is None else (mark.line + offset) * LINE + mark.column + 1
             if container is None:
                 root = value
-                root_shadow = None if mark is None else (mark.line + offset, mark.column + 1)
+                root_shadow = where
             elif is_map:
                 if key is None:
                     key = value if type(value) is str else self.key_text(value, event)
@@ -354,12 +262,12 @@ class _Builder:
                     continue
                 container[key] = value
                 shadow.append(key)
-                shadow.append(None if mark is None else (mark.line + offset, mark.column + 1))
+                shadow.append(where)
                 key = None
                 size_sum += size
             else:
                 container.append(value)
-                shadow.append(None if mark is None else (mark.line + offset, mark.column + 1))
+                shadow.append(where)
                 size_sum += size
 
     def resolve_alias(self, event: AliasEvent) -> tuple[Any, int]:
@@ -440,11 +348,21 @@ def parse_yaml(text: str, *, line_offset: int = 0) -> tuple[Any, SourceMap]:
     # (`a: |` + `  x` -> "x\n"); LibYAML does not. A frontmatter header always
     # ends this way, so the difference would be common there.
     complete = text if not text or text.endswith(("\n", "\r")) else text + "\n"
+    with collector_paused():  # neither reader makes reference cycles
+        read = read_block_yaml(complete, line_offset)
+    if read is not None:
+        return read
+    return parse_yaml_events(text, complete, line_offset)
+
+
+def parse_yaml_events(text: str, complete: str, line_offset: int) -> tuple[Any, SourceMap]:
+    """:func:`parse_yaml` through LibYAML's events, for any text (``complete`` is ``text``
+    with its final line break); the line reader's fallback and its reference in tests."""
     source = None
     new_source, counts_bytes = _EVENT_SOURCE
     try:
         source = new_source(complete)
-        with gc_paused():  # the builder makes no reference cycles
+        with collector_paused():  # the builder makes no reference cycles
             return _Builder(line_offset).build(source)
     except YamlError:
         raise

@@ -29,11 +29,12 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, overload
 
 from ..canonical import is_digest, is_identifier
+from ..collector import collector_paused
 from ..frozen import replace
 from . import records as r
 from .decoders import _string
 from .schema import Table, describe
-from .wire import RecordSet, collector_paused, corrupt, digest_of, unpack
+from .wire import RecordSet, corrupt, digest_of, unpack
 from .wire import decode as _decode
 from .wire import encode as _encode
 

@@ -20,13 +20,12 @@ bytes.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
 import msgpack
 
+from ..collector import collector_paused
 from ..errors import AgentGraphError
 from ..sha import sha256
 from .decoders import (
@@ -40,7 +39,7 @@ from .decoders import (
 )
 from .schema import Field, Table, describe, table_needs
 
-__all__ = ["RecordSet", "collector_paused", "corrupt", "decode", "digest_of", "encode", "unpack"]
+__all__ = ["RecordSet", "corrupt", "decode", "digest_of", "encode", "unpack"]
 
 T = TypeVar("T")
 
@@ -171,20 +170,6 @@ def _build_encoders(plan: dict[type, tuple[tuple[str, str], ...]]) -> dict[type,
     namespace: dict[str, Any] = {}
     exec(compile("\n\n".join(source), "<agent_graph.ir.encoders>", "exec"), namespace)
     return {cls: namespace[f"enc_{cls.__name__}"] for cls in plan}
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause the cyclic collector (unless it is already off) for work that allocates many
-    small containers and no reference cycles: encoding or decoding an IR, evaluating a
-    deep call chain. Every collection such work triggers rescans it all for nothing."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
 
 
 def encode(records: RecordSet[T], value: T) -> bytes:

@@ -33,10 +33,10 @@ from ..canonical import (
     digest_canonical_texts,
     json_string,
 )
+from ..collector import collector_paused
 from ..errors import Diagnostic
 from ..frozen import field, record
 from ..ir import records as r
-from ..ir.wire import collector_paused
 from .facts import all_match
 from .kinds import Availability, GateResolution, Outcome, StatusCode
 from .state import Normalized

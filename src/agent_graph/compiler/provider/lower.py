@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from ...canonical import js_sorted
+from ...collector import collector_paused
 from ...documents.files import digest_file
 from ...documents.paths import portable
-from ...documents.sourcemap import gc_paused
 from ...documents.sources import read_markdown, read_structured
 from ...errors import AgentGraphError
 from ...ir import records as r
@@ -304,7 +304,7 @@ class _Lowering:
 
 def lower(provider: LoadedProvider) -> r.Program:
     """Build the IR of a loaded, valid Provider."""
-    with gc_paused():  # hundreds of thousands of immutable records, no cycles
+    with collector_paused():  # hundreds of thousands of immutable records, no cycles
         return _lower(provider)
 
 

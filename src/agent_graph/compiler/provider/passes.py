@@ -17,9 +17,10 @@ from typing import Any
 from ...bundles.binding import BoundIR, verify_ir
 from ...bundles.manifest import Bundle, check_identity, is_bundle, verify_manifest
 from ...bundles.trust import TrustStore
+from ...collector import collector_paused
 from ...documents import schema
 from ...documents.paths import Origin, ensure_file, portable
-from ...documents.sourcemap import Document, gc_paused
+from ...documents.sourcemap import Document
 from ...documents.sources import read_structured
 from ...errors import AgentGraphError, ProblemSink
 from ...ir import records as r
@@ -118,12 +119,12 @@ def load_catalog(state: ProviderState) -> None:
 
 def load_graphs(state: ProviderState) -> None:
     # loading and checking a large graph allocates without making cycles: see gc_paused
-    with gc_paused():
+    with collector_paused():
         state.checks.load_graphs(state.manifest, state.here)
 
 
 def resolve_references(state: ProviderState) -> None:
-    with gc_paused():
+    with collector_paused():
         state.checks.check_nodes()
 
 

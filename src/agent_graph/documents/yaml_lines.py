@@ -65,6 +65,8 @@ _FLOW_PLAIN_MAPPING: Final = re.compile(
     + rf"(?:, *({_FLOW_ATOM}): +({_FLOW_ATOM}) *)?" * 3
     + r"(?:, *)?\}(?: *| +#.*)"
 )
+#: A one-line flow sequence of one plain item.
+_FLOW_ONE: Final = re.compile(rf"\[ *({_FLOW_ATOM}) *(?:, *)?\](?: *| +#.*)")
 _AFTER: Final = re.compile(r"(?: *| +#.*)")
 #: First characters of a value that the subset leaves to LibYAML (or that are errors).
 _UNSUPPORTED_START: Final = frozenset(",]}#&*!|>%@`")
@@ -115,6 +117,14 @@ def _plain(text: str) -> Any:
 
 def _flow_sequence(text: str, column: int, line: int) -> tuple[list[Any], tuple[Any, ...]]:
     """A one-line flow sequence ``[a, 'b', "c"]`` at 0-based ``column`` of its line."""
+    one = _FLOW_ONE.fullmatch(text)
+    if one is not None:  # the common [item]
+        item = one.group(1)
+        return [_plain(item)], (
+            line * LINE + column + 1,
+            False,
+            line * LINE + column + 1 + one.start(1),
+        )
     values: list[Any] = []
     shadow: list[Any] = [line * LINE + column + 1, False]
     length = len(text)
@@ -282,14 +292,17 @@ _Row = tuple[str, str, str, str, str, str]
 
 def _read(rows: list[_Row], first: int) -> tuple[Any, tuple[Any, ...]]:
     # The hot loop of reading a large file. A line that adds an entry with a plain value
-    # to the mapping the line before added to takes the short way, inline; a line that
-    # opens or closes a collection goes through _structure.
+    # to the mapping the line before added to takes the short way, inline, with that
+    # mapping's parts in locals; a line that opens or closes a collection goes through
+    # _structure.
     stack: list[_Open] = []
-    top: _Open | None = None
+    top = _Open(-1, True, 0)  # none yet: no line is at indentation -1
+    indent, is_map, container, shadows = top.indent, top.is_map, top.container, top.shadow
     started = False
     not_text_start = _NOT_TEXT_START
     words = _WORDS
     special = PLAIN_SPECIAL
+    key_limit = _KEY_LIMIT
     for number, (spaces, dash, after_dash, key, after_colon, rest) in enumerate(rows, first):
         if not key and not dash:
             if not rest or rest[0] == "#":
@@ -300,23 +313,24 @@ def _read(rows: list[_Row], first: int) -> tuple[Any, tuple[Any, ...]]:
             raise _GiveUp  # a scalar alone, a document marker, a directive, a quoted key
         started = True
         column = len(spaces)
-        if dash or top is None or column != top.indent or not top.is_map:
+        if dash or column != indent or not is_map:
             top = _structure(stack, column, bool(dash), number)
             if dash:
                 column += 1 + len(after_dash)
                 if not key:
                     _item(top, rest, column, number)
+                    indent, is_map = top.indent, top.is_map
                     continue
                 top.awaiting = True
                 top = _Open(column, True, number)
                 stack.append(top)
+            indent, is_map, container, shadows = top.indent, top.is_map, top.container, top.shadow
         elif top.awaiting:
             raise _GiveUp  # the previous entry's value stays empty: a null
         # key: rest, into the mapping ``top``
         column += len(key) + 1 + len(after_colon)  # where ``rest`` starts
-        if key[0] in special or len(key) >= _KEY_LIMIT:
+        if key[0] in special or len(key) >= key_limit:
             key = _key(key)
-        container = top.container
         if key in container:
             raise _GiveUp  # a duplicate key: LibYAML's reading reports it
         if not rest or rest[0] == "#":
@@ -335,8 +349,8 @@ def _read(rows: list[_Row], first: int) -> tuple[Any, tuple[Any, ...]]:
         else:
             value, shadow = _value(rest, column, number)
         container[key] = value
-        top.shadow.append(key)
-        top.shadow.append(shadow)
+        shadows.append(key)
+        shadows.append(shadow)
     if not stack:
         raise _GiveUp  # no collection at all: an empty or scalar document
     while len(stack) > 1:
@@ -352,10 +366,19 @@ def _structure(stack: list[_Open], indent: int, is_item: bool, number: int) -> _
         top = stack[-1]
         if indent > top.indent or (indent == top.indent and (top.is_map or is_item)):
             break
-        value, shadow = stack.pop().close()
+        if top.awaiting:
+            raise _GiveUp  # an empty value: LibYAML places its null
+        stack.pop()
         if not stack:
             raise _GiveUp  # less indented than the document's root
-        stack[-1].attach(value, shadow)
+        parent = stack[-1]  # (_Open.close and attach, inline: this runs once a line)
+        if parent.is_map:
+            parent.container[parent.key] = top.container
+            parent.shadow.append(parent.key)
+        else:
+            parent.container.append(top.container)
+        parent.shadow.append(tuple(top.shadow))
+        parent.awaiting = False
     if stack:
         top = stack[-1]
         if indent == top.indent and top.is_map == (not is_item):

@@ -132,5 +132,12 @@ def test_many_ascii_keys_sort_as_the_collation_keys_sort(keys: list[str], prefix
 def test_a_key_outside_printable_ascii_keeps_the_collation_sort() -> None:
     keys = [f"k{i}" for i in range(80)] + ["é", "tab\there", "K5", "k5", "7"]
     assert canonical._sorted_keys(tuple(keys)) == _collation_order(keys)
-    assert canonical._ascii_rank_key("tab\there") is None
-    assert canonical._ascii_rank_key("é") is None
+    assert canonical._ascii_primary("tab\there") is None
+    assert canonical._ascii_primary("é") is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="aAbB/>1_", min_size=1, max_size=6), min_size=65, max_size=150))
+def test_keys_equal_but_for_case_sort_by_their_tertiary_ranks(keys: list[str]) -> None:
+    # a small alphabet: many keys share their primary ranks and differ only in case
+    assert canonical._sorted_keys(tuple(keys)) == _collation_order(keys)

@@ -303,20 +303,40 @@ def _rank_table(level: int) -> bytes:
 _PRIMARY_RANK, _TERTIARY_RANK = _rank_table(0), _rank_table(1)
 
 
-def _ascii_rank_key(s: str) -> bytes | None:
-    """A key that orders printable ASCII strings as :func:`locale_sort_key` does, in a
-    fraction of the time (None for any other string); only comparable with its own kind.
+def _ascii_primary(s: str) -> bytes | None:
+    """The primary ranks of a printable ASCII string (None for any other string).
 
     Every printable ASCII character has one primary weight, the same secondary and one
-    tertiary weight, so the order is the primary ranks, then the tertiary ones (equal
+    tertiary weight, so these strings order by their primary ranks, then (only where
+    those are equal: the same letters in other cases) by their tertiary ranks (equal
     primaries mean equal lengths, hence equal secondaries)."""
     if not s.isascii():
         return None
-    data = s.encode("ascii")
-    primary = data.translate(_PRIMARY_RANK)
-    if b"\0" in primary:  # a control character or DEL
+    primary = s.encode("ascii").translate(_PRIMARY_RANK)
+    return None if b"\0" in primary else primary  # \0: a control character or DEL
+
+
+def _ascii_tertiary(s: str) -> bytes:
+    return s.encode("ascii").translate(_TERTIARY_RANK)
+
+
+def _rank_order(keys: list[str]) -> list[str] | None:
+    """``keys`` (printable ASCII) in :func:`locale_sort_key` order, stably, from rank keys
+    in a fraction of the time; None when a key is not printable ASCII."""
+    primaries = list(map(_ascii_primary, keys))
+    if None in primaries:
         return None
-    return primary + b"\0" + data.translate(_TERTIARY_RANK)
+    ranked = cast("list[bytes]", primaries)
+    order = sorted(range(len(keys)), key=ranked.__getitem__)  # stable, as sort is
+    start = 0
+    while start < len(order):  # runs of equal primaries: by tertiary ranks
+        end = start + 1
+        while end < len(order) and ranked[order[end]] == ranked[order[start]]:
+            end += 1
+        if end - start > 1:
+            order[start:end] = sorted(order[start:end], key=lambda at: _ascii_tertiary(keys[at]))
+        start = end
+    return [keys[at] for at in order]
 
 
 _PRINTABLE_ASCII = re.compile(r"[ -~]*")
@@ -411,11 +431,9 @@ def _sorted_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
         (index if _is_array_index(k) else rest).append(k)
     index.sort(key=int)
     if len(rest) > _MANY_KEYS:  # a state's many keys: no collation key is built for them
-        ranks = list(map(_ascii_rank_key, rest))
-        if None not in ranks:
-            ranked = cast("list[bytes]", ranks)
-            order = sorted(range(len(rest)), key=ranked.__getitem__)  # stable, as sort is
-            return (*index, *map(rest.__getitem__, order))
+        ordered = _rank_order(rest)
+        if ordered is not None:
+            return (*index, *ordered)
     rest.sort(key=locale_sort_key)
     return (*index, *rest)
 

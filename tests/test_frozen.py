@@ -96,7 +96,7 @@ def test_declarations_a_record_refuses() -> None:
             extra: int = 0
 
 
-@pytest.mark.parametrize("size", [0, 1, 100, sha.SMALL, sha.SMALL + 1, 3 * sha.SMALL])
+@pytest.mark.parametrize("size", [0, 1, 100, 5000, sha.BUDGET, sha.BUDGET + 1, 3 * sha.BUDGET])
 def test_sha256_matches_hashlib_at_every_size(size: int) -> None:
     data = bytes(range(256)) * (size // 256) + bytes(size % 256)
     assert sha.sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
@@ -105,6 +105,27 @@ def test_sha256_matches_hashlib_at_every_size(size: int) -> None:
     incremental.update(data)
     incremental.update(b"more")
     assert incremental.digest() == hashlib.sha256(data + b"more").digest()
+
+
+def test_sha256_loads_openssl_once_the_budget_is_spent() -> None:
+    probe = (
+        "import sys\n"
+        "from agent_graph import sha\n"
+        "for _ in range(10):\n"
+        "    sha.sha256(b'x' * 1000)\n"
+        "print('hashlib' in sys.modules)\n"
+        "for _ in range(sha.BUDGET // 1000):\n"
+        "    sha.sha256(b'x' * 1000)\n"
+        "print('hashlib' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(Path(sha.__file__).parent.parent)},
+    )
+    assert done.stdout.split() == ["False", "True"], done.stderr
 
 
 def test_cold_evaluate_loads_none_of_the_expensive_modules(tmp_path: Path) -> None:

@@ -82,6 +82,8 @@ _AVAILABILITY_RANK: Final[dict[Availability, int]] = {
     "requires-user": 1,
     "blocked": 2,
 }
+_OUTCOME_BIT: Final = r.OUTCOME_BIT
+_SUBGRAPH: Final = r.SUBGRAPH
 _FRAME_STATUS: Final[dict[Availability, StatusCode]] = {
     "immediate": "actionable",
     "requires-user": "waiting-user",
@@ -320,17 +322,20 @@ class Evaluator:
         frames = [root]
         active_ids = [root_id]
         active = {root_id}
+        frame_type = self.frame_type
         while True:
             index, wanted, path, prefix = request
             graph = graphs[index]
-            refused = self._refused(graph, wanted, active_ids, active)
-            if refused is None:
-                frame = self.frame_type(self, graph, path, prefix)
+            start = -1 if graph.id in active else _entry_node(graph, wanted)
+            if start >= 0:
+                frame = frame_type(self, graph, path, prefix)
                 frames.append(frame)
                 active_ids.append(graph.id)
                 active.add(graph.id)
-                out = frame.start(_start(graph, wanted), wanted)
+                out = frame.start(start, wanted)
             else:
+                refused = self._refused(graph, wanted, active_ids, active)
+                assert refused is not None
                 out = frames[-1].resume(refused)
             while isinstance(out, FrameResult):  # a frame finished: its parent resumes
                 frames.pop()
@@ -355,12 +360,20 @@ class Evaluator:
         return FrameResult("error", diagnostics=[Diagnostic("entry-missing", message)])
 
 
-def _start(graph: r.Graph, entry: str) -> int:
-    """The node an entry starts at (one that :meth:`Evaluator._refused` accepted)."""
+def _entry_node(graph: r.Graph, entry: str) -> int:
+    """The node an entry starts at; -1 when the graph has no such entry."""
     for name, index in graph.entrypoints:
         if name == entry:
             return index
-    raise AssertionError(f"{graph.id} has no entry {entry}")
+    return -1
+
+
+def _start(graph: r.Graph, entry: str) -> int:
+    """The node an entry starts at (one that :meth:`Evaluator._refused` accepted)."""
+    index = _entry_node(graph, entry)
+    if index < 0:
+        raise AssertionError(f"{graph.id} has no entry {entry}")
+    return index
 
 
 class _Frame:
@@ -403,25 +416,28 @@ class _Frame:
         self.match_count = [0] * n
         self.dirty: set[int] = set()
         self.repeat_queue: list[int] = []  # repeat edges armed for the coming repeat pass
-        self.children: dict[int, FrameResult] = {}
+        self.children: dict[int, FrameResult] | None = None  # made by the first call
         self.diagnostics: list[Diagnostic] = []
 
     def set_outcome(self, index: int, outcome: Outcome) -> None:
         self.outcome[index] = outcome
-        node = self.graph.nodes[index]
-        bit = r.OUTCOME_BIT.get(outcome, 0)
-        edges = self.graph.edges
+        graph = self.graph
+        node = graph.nodes[index]
+        bit = _OUTCOME_BIT.get(outcome, 0)
+        edges, edge_match = graph.edges, self.edge_match
         for e in node.outgoing:
-            matches = 1 if edges[e].mask & bit else 0
-            if matches != self.edge_match[e]:
-                self.edge_match[e] = matches
-                target = edges[e].target
+            edge = edges[e]
+            matches = 1 if edge.mask & bit else 0
+            if matches != edge_match[e]:
+                edge_match[e] = matches
+                target = edge.target
                 self.match_count[target] += 1 if matches else -1
                 if not self.reached_flag[target]:
                     self.dirty.add(target)
-        for e in node.repeats:
-            if edges[e].mask & bit:
-                heapq.heappush(self.repeat_queue, e)
+        if node.repeats:
+            for e in node.repeats:
+                if edges[e].mask & bit:
+                    heapq.heappush(self.repeat_queue, e)
 
     def reach(self, index: int) -> None:
         self.reached_flag[index] = 1
@@ -495,6 +511,8 @@ class _Frame:
     def resume(self, child: FrameResult) -> ChildRequest | FrameResult:
         """Go on with the result of the child frame the last request asked for."""
         index = self.need[self.position]
+        if self.children is None:
+            self.children = {}
         self.children[index] = child
         self.set_outcome(index, self.subgraph_outcome(child))
         self.position += 1
@@ -506,6 +524,7 @@ class _Frame:
         # ``position`` say where a subgraph call stopped it.
         nodes = self.graph.nodes
         need, position = self.need, self.position
+        simple_outcome, set_outcome, prefix = self.ev.simple_outcome, self.set_outcome, self.prefix
         outcome: Outcome
         while True:
             while position < len(need):
@@ -513,12 +532,12 @@ class _Frame:
                 node = nodes[index]
                 if node.requires is not None and self.blocked(node):
                     outcome = "blocked"
-                elif node.kind == r.SUBGRAPH:
+                elif node.kind == _SUBGRAPH:
                     self.position = position
                     return self.child_request(node)
                 else:
-                    outcome = self.ev.simple_outcome(node, self.prefix)
-                self.set_outcome(index, outcome)
+                    outcome = simple_outcome(node, prefix)
+                set_outcome(index, outcome)
                 position += 1
             if self.repeat_queue:
                 self.repeat_pass()
@@ -547,7 +566,7 @@ class _Frame:
             node = nodes[index]
             outcome = self.outcome[index]
             if node.kind == r.SUBGRAPH:
-                child = self.children.get(index)
+                child = self.children.get(index) if self.children is not None else None
                 if child is not None and child.status != "complete":
                     candidates.extend(child.candidates)
                     self.diagnostics.extend(child.diagnostics)

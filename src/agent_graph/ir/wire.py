@@ -21,7 +21,7 @@ bytes.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 import msgpack
 
@@ -197,6 +197,9 @@ def decode(records: RecordSet[T], data: bytes, *, expected_digest: str | None = 
         return _decode(records, data, expected_digest)
 
 
+_ONLY_STR: Final = frozenset((str,))
+
+
 def _decode(records: RecordSet[T], data: bytes, expected_digest: str | None) -> T:
     strings, tree = unpack(records, data, expected_digest)
     value: T = records.decoders()[records.root](tree, strings, len(strings))
@@ -235,6 +238,6 @@ def unpack(
         raise corrupt(f"body is not msgpack ({type(exc).__name__})") from None
     if not isinstance(strings, list):
         raise corrupt("missing string table")
-    if not all(type(text) is str for text in strings):
+    if not set(map(type, strings)) <= _ONLY_STR:  # one C pass, not a generator a string
         raise corrupt("string table holds a non-string")
     return strings, tree

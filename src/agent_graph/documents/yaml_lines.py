@@ -3,16 +3,17 @@
 LibYAML's event stream costs about 2.8 µs an event in Python objects (each event and its
 two marks), before our builder has looked at it: half of compiling a 10,000-node graph.
 Most Provider files use a small part of YAML: block mappings and sequences, one entry a
-line, plain or simply quoted scalars, one-line flow sequences. :func:`read_block_yaml`
+line, plain or simply quoted scalars, one-line flow collections of scalars
+(``[a, b]``, ``{ from: a, to: b }``). :func:`read_block_yaml`
 reads exactly that part, one line at a time, straight into values and the same
 position shadow the event builder makes (see :mod:`.yaml12`), and gives up (``None``)
 on anything else, so :func:`.yaml12.parse_yaml` reads the text again through LibYAML.
 
 Giving up is always safe, so the rules here are deliberately narrower than YAML: no
 tabs or line breaks other than LF, no anchors, aliases, tags, directives, block scalars,
-multi-line scalars, escapes in double quotes, flow mappings (except ``{}``), nested or
-multi-line flow sequences, complex or quoted keys, empty values that stay null, and no
-duplicate keys. Errors are never reported from here: a malformed text is read by LibYAML,
+multi-line scalars, escapes in double quotes, nested or multi-line flow collections,
+quoted keys in flow mappings, complex or quoted block keys, empty values that stay null,
+and no duplicate keys. Errors are never reported from here: a malformed text is read by LibYAML,
 which says what is wrong and where. ``tests/test_yaml_lines.py`` holds the two readers
 to the same values and positions.
 """
@@ -51,7 +52,6 @@ _SINGLE: Final = re.compile(r"'((?:[^']|'')*)'( *(?: #.*)?)")
 _FLOW_PLAIN: Final = re.compile(r"([^\s,\[\]{}#:'\"&*!|>%@`?\-][^,\[\]{}#:]*?) *([,\]])")
 _FLOW_DOUBLE: Final = re.compile(r'"([^"\\]*)" *([,\]])')
 _FLOW_SINGLE: Final = re.compile(r"'((?:[^']|'')*)' *([,\]])")
-#: What may follow a value on its line: spaces, then a comment after at least one.
 #: One ``key: value`` member of a one-line flow mapping (plain key), then the separator.
 _FLOW_MEMBER: Final = re.compile(
     r" *([^\s,\[\]{}#:'\"&*!|>%@`?\-](?:[^,\[\]{}#:]*[^\s,\[\]{}#:])?): +"
@@ -67,6 +67,7 @@ _FLOW_PLAIN_MAPPING: Final = re.compile(
 )
 #: A one-line flow sequence of one plain item.
 _FLOW_ONE: Final = re.compile(rf"\[ *({_FLOW_ATOM}) *(?:, *)?\](?: *| +#.*)")
+#: What may follow a value on its line: spaces, then a comment after at least one.
 _AFTER: Final = re.compile(r"(?: *| +#.*)")
 #: First characters of a value that the subset leaves to LibYAML (or that are errors).
 _UNSUPPORTED_START: Final = frozenset(",]}#&*!|>%@`")

@@ -124,7 +124,7 @@ def verify_ir(bundle: Bundle, *, lazy: bool = False) -> BoundIR | None:
             f"Bundle IR was compiled for manifest {value['bundle']}, not {bundle.digest}",
         )
     path = checker.contained_file(value["ir"], "bundle IR", "/ir")
-    data = read_bytes(path, display=value["ir"])
+    data = read_bytes(Path(path), display=value["ir"])
     if digest_bytes(data) != value["irDigest"]:
         raise _binding_fail(
             "/irDigest", "bundle-ir-digest-mismatch", f"Bundle IR digest mismatch: {value['ir']}"

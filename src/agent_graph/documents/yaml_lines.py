@@ -45,21 +45,29 @@ _KEY: Final = r"[^\s\-?:,\[\]{}#&*!|>'\"%@`](?:[^:#\n]*[^\s:#])?"
 #: line matches, so ``findall`` gives one row a line.
 _LINE: Final = re.compile(rf"^( *)(?:(-)( +|$))?(?:({_KEY}):( +|$))?(.*)$", re.MULTILINE)
 
-#: A double-quoted scalar without escapes, a single-quoted one, then only a comment.
-_DOUBLE: Final = re.compile(r'"([^"\\]*)"( *(?: #.*)?)')
-_SINGLE: Final = re.compile(r"'((?:[^']|'')*)'( *(?: #.*)?)")
-#: One plain item of a flow sequence, then the separator after it.
-_FLOW_PLAIN: Final = re.compile(r"([^\s,\[\]{}#:'\"&*!|>%@`?\-][^,\[\]{}#:]*?) *([,\]])")
-_FLOW_DOUBLE: Final = re.compile(r'"([^"\\]*)" *([,\]])')
-_FLOW_SINGLE: Final = re.compile(r"'((?:[^']|'')*)' *([,\]])")
+#: A plain scalar inside a flow collection: no indicator first, no flow indicator, ``#``
+#: or ``:`` anywhere, no space at its end.
+_FLOW_ATOM: Final = r"[^\s,\[\]{}#:'\"&*!|>%@`?\-](?:[^,\[\]{}#:]*[^\s,\[\]{}#:])?"
+_DOUBLE_TEXT: Final = r'"([^"\\]*)"'
+_SINGLE_TEXT: Final = r"'((?:[^']|'')*)'"
+#: One item of a flow sequence, then the separator after it.
+_FLOW_PLAIN: Final = re.compile("(" + _FLOW_ATOM + r") *([,\]])")
+_FLOW_DOUBLE: Final = re.compile(_DOUBLE_TEXT + r" *([,\]])")
+_FLOW_SINGLE: Final = re.compile(_SINGLE_TEXT + r" *([,\]])")
 #: One ``key: value`` member of a one-line flow mapping (plain key), then the separator.
 _FLOW_MEMBER: Final = re.compile(
-    r" *([^\s,\[\]{}#:'\"&*!|>%@`?\-](?:[^,\[\]{}#:]*[^\s,\[\]{}#:])?): +"
-    r"(?:([^\s,\[\]{}#:'\"&*!|>%@`?\-][^,\[\]{}#:]*?)|\"([^\"\\]*)\"|'((?:[^']|'')*)') *([,}])"
+    " *("
+    + _FLOW_ATOM
+    + "): +(?:("
+    + _FLOW_ATOM
+    + ")|"
+    + _DOUBLE_TEXT
+    + "|"
+    + _SINGLE_TEXT
+    + r") *([,}])"
 )
 #: A one-line flow mapping of up to four plain members: the common ``{ from: a, to: b }``,
 #: read by one match (anything else goes member by member).
-_FLOW_ATOM: Final = r"[^\s,\[\]{}#:'\"&*!|>%@`?\-](?:[^,\[\]{}#:]*[^\s,\[\]{}#:])?"
 _FLOW_PLAIN_MAPPING: Final = re.compile(
     rf"\{{ *({_FLOW_ATOM}): +({_FLOW_ATOM}) *"
     + rf"(?:, *({_FLOW_ATOM}): +({_FLOW_ATOM}) *)?" * 3
@@ -69,6 +77,9 @@ _FLOW_PLAIN_MAPPING: Final = re.compile(
 _FLOW_ONE: Final = re.compile(rf"\[ *({_FLOW_ATOM}) *(?:, *)?\](?: *| +#.*)")
 #: What may follow a value on its line: spaces, then a comment after at least one.
 _AFTER: Final = re.compile(r"(?: *| +#.*)")
+#: A double-quoted scalar without escapes, a single-quoted one, then only a comment.
+_DOUBLE: Final = re.compile(_DOUBLE_TEXT + "( *(?: #.*)?)")
+_SINGLE: Final = re.compile(_SINGLE_TEXT + "( *(?: #.*)?)")
 #: First characters of a value that the subset leaves to LibYAML (or that are errors).
 _UNSUPPORTED_START: Final = frozenset(",]}#&*!|>%@`")
 #: First characters of a value that is not a plain string as written.

@@ -84,6 +84,7 @@ _AVAILABILITY_RANK: Final[dict[Availability, int]] = {
 }
 _OUTCOME_BIT: Final = r.OUTCOME_BIT
 _SUBGRAPH: Final = r.SUBGRAPH
+_TERMINAL: Final = r.TERMINAL
 _FRAME_STATUS: Final[dict[Availability, StatusCode]] = {
     "immediate": "actionable",
     "requires-user": "waiting-user",
@@ -218,6 +219,7 @@ class Evaluator:
         self.revision = revision
         self.hints = catalog_hints(program) if hints is None else hints
         self.authorities = frozenset(state.authorities)
+        self.graphs = program.graphs
         self._long_keys: dict[tuple[int, str], list[tuple[str, Outcome]]] | None = None
 
     def graph_path(self, graph: r.Graph) -> str:
@@ -318,7 +320,7 @@ class Evaluator:
             return self._drive(root, root_id, request)
 
     def _drive(self, root: _Frame, root_id: str, request: ChildRequest) -> FrameResult:
-        graphs = self.program.graphs
+        graphs = self.graphs
         frames = [root]
         active_ids = [root_id]
         active = {root_id}
@@ -326,12 +328,18 @@ class Evaluator:
         while True:
             index, wanted, path, prefix = request
             graph = graphs[index]
-            start = -1 if graph.id in active else _entry_node(graph, wanted)
+            graph_id = graph.id
+            start = -1
+            if graph_id not in active:
+                for name, node in graph.entrypoints:  # _entry_node, inline: once a frame
+                    if name == wanted:
+                        start = node
+                        break
             if start >= 0:
                 frame = frame_type(self, graph, path, prefix)
                 frames.append(frame)
-                active_ids.append(graph.id)
-                active.add(graph.id)
+                active_ids.append(graph_id)
+                active.add(graph_id)
                 out = frame.start(start, wanted)
             else:
                 refused = self._refused(graph, wanted, active_ids, active)
@@ -457,9 +465,10 @@ class _Frame:
         return True
 
     def child_request(self, node: r.Node) -> ChildRequest:
-        child = self.ev.program.graphs[node.subgraph].id
-        path = CallPath(self.path, f"{self.graph.id}/{node.id}")
-        return (node.subgraph, node.entry or "", path, f"{self.prefix}{node.id}>{child}/")
+        index = node.subgraph
+        child = self.ev.graphs[index].id
+        path = CallPath(self.path, self.graph.id + "/" + node.id)
+        return (index, node.entry or "", path, self.prefix + node.id + ">" + child + "/")
 
     @staticmethod
     def subgraph_outcome(child: FrameResult) -> Outcome:
@@ -541,45 +550,57 @@ class _Frame:
                 position += 1
             if self.repeat_queue:
                 self.repeat_pass()
+            dirty = self.dirty
+            if not dirty and not self.repeat_queue:
+                return self.finish(self.entry)  # nothing newly reachable: the fixpoint
             eligible = []
-            for index in self.dirty:
-                if self.reached_flag[index]:
+            reached_flag, match_count = self.reached_flag, self.match_count
+            for index in dirty:
+                if reached_flag[index]:
                     continue
                 node = nodes[index]
-                count = self.match_count[index]
+                count = match_count[index]
                 if (count > 0) if node.join_any else (count == len(node.incoming)):
                     eligible.append(index)
-            self.dirty.clear()
-            eligible.sort()
+            dirty.clear()
+            if len(eligible) > 1:
+                eligible.sort()
             for index in eligible:
                 self.reach(index)
             need = self.need = eligible
             position = 0
-            if not (need or self.repeat_queue or self.dirty):
+            if not (need or self.repeat_queue):
                 return self.finish(self.entry)
 
     def finish(self, entry: str) -> FrameResult:
         graph, nodes, ev = self.graph, self.graph.nodes, self.ev
+        outcomes, children = self.outcome, self.children
         candidates: list[Candidate] = []
-        terminal_outcomes: set[Outcome] = set()
+        terminal: Outcome | None = None  # the terminals' outcome ...
+        conflicting: set[Outcome] | None = None  # ... or all of them, when they differ
         for index in self.reached:
             node = nodes[index]
-            outcome = self.outcome[index]
-            if node.kind == r.SUBGRAPH:
-                child = self.children.get(index) if self.children is not None else None
+            kind = node.kind
+            outcome = outcomes[index]
+            if kind == _SUBGRAPH:
+                child = children.get(index) if children is not None else None
                 if child is not None and child.status != "complete":
                     candidates.extend(child.candidates)
                     self.diagnostics.extend(child.diagnostics)
                 continue
-            if node.kind == r.TERMINAL:
-                if outcome is not None:
-                    terminal_outcomes.add(outcome)
+            if kind == _TERMINAL:
+                if outcome is None or outcome == terminal:
+                    continue
+                if terminal is None:
+                    terminal = outcome
+                else:
+                    conflicting = (conflicting or {terminal}) | {outcome}
                 continue
             if outcome == PENDING:
                 call_path = call_path_tuple(self.path)
                 candidates.append(ev.candidate(graph, node, call_path, self.prefix + node.id))
-        if len(terminal_outcomes) > 1:
-            ordered = sorted(terminal_outcomes)
+        if conflicting is not None:
+            ordered = sorted(conflicting)
             self.diagnostics.append(
                 Diagnostic(
                     "terminal-outcome-ambiguous",
@@ -590,10 +611,8 @@ class _Frame:
                 )
             )
             return FrameResult("error", diagnostics=self.diagnostics)
-        if terminal_outcomes:
-            return FrameResult(
-                "complete", next(iter(terminal_outcomes)), diagnostics=self.diagnostics
-            )
+        if terminal is not None:
+            return FrameResult("complete", terminal, [], self.diagnostics)
         if len(candidates) > 1:
             candidates.sort(
                 key=lambda c: (_AVAILABILITY_RANK[c.availability], -c.node.priority, c.route_id)
@@ -601,7 +620,8 @@ class _Frame:
         if candidates:
             # ranked by availability first: the best one says what the frame is
             status = _FRAME_STATUS[candidates[0].availability]
-            return FrameResult(status, candidates=candidates, diagnostics=self.diagnostics)
+            # positionally (status, outcome, candidates, diagnostics): once a frame
+            return FrameResult(status, None, candidates, self.diagnostics)
         if not self.diagnostics:
             self.diagnostics.append(
                 Diagnostic(

@@ -470,14 +470,6 @@ class _Frame:
         path = CallPath(self.path, self.graph.id + "/" + node.id)
         return (index, node.entry or "", path, self.prefix + node.id + ">" + child + "/")
 
-    @staticmethod
-    def subgraph_outcome(child: FrameResult) -> Outcome:
-        if child.status == "complete" and child.outcome:
-            return child.outcome
-        if child.status == "error":
-            return "failed"
-        return "waiting-user" if child.status == "waiting-user" else PENDING
-
     def repeat_pass(self) -> None:
         edges, outcome = self.graph.edges, self.outcome
         queue, self.repeat_queue = self.repeat_queue, []
@@ -520,10 +512,18 @@ class _Frame:
     def resume(self, child: FrameResult) -> ChildRequest | FrameResult:
         """Go on with the result of the child frame the last request asked for."""
         index = self.need[self.position]
-        if self.children is None:
-            self.children = {}
-        self.children[index] = child
-        self.set_outcome(index, self.subgraph_outcome(child))
+        children = self.children
+        if children is None:
+            children = self.children = {}
+        children[index] = child
+        status = child.status  # the subgraph node's outcome: the child's, or its state
+        if status == "complete" and child.outcome:
+            outcome: Outcome = child.outcome
+        elif status == "error":
+            outcome = "failed"
+        else:
+            outcome = "waiting-user" if status == "waiting-user" else PENDING
+        self.set_outcome(index, outcome)
         self.position += 1
         return self.advance()
 

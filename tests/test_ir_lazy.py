@@ -201,6 +201,33 @@ def test_a_damaged_graph_is_refused_when_first_used(tmp_path: Path) -> None:
     assert lazy.evaluate("a").status_code == "actionable"
 
 
+def test_a_lazy_decode_leaves_graph_bodies_unread(tmp_path: Path) -> None:
+    from agent_graph.ir.wire import Span
+
+    data, root = _two_graphs(tmp_path)
+    strings, tree = _split(data)
+    damaged = next(i for i, g in enumerate(tree[GRAPHS]) if strings[g[0]] == "b")
+    tree[GRAPHS][damaged][NODES] = 5  # valid msgpack, not a list of nodes
+    lazy = load_program(_join(strings, tree), root, lazy=True)
+    graphs = lazy.ir.graphs
+    assert isinstance(graphs, codec.LazyGraphs)
+    assert all(type(item[NODES]) is Span for item in graphs._raw)  # skipped, not built
+    assert lazy.evaluate("a").status_code == "actionable"
+    with pytest.raises(AgentGraphError) as error:
+        lazy.evaluate("b")
+    assert error.value.code == "ir-corrupt"
+
+
+def test_a_truncated_graph_body_is_refused_on_load(tmp_path: Path) -> None:
+    data, root = _two_graphs(tmp_path)
+    strings, tree = _split(data)
+    body = msgpack.packb([strings, tree], use_bin_type=True)[:-3]  # cut inside graph b
+    header = [codec.MAGIC, codec.FORMAT_VERSION, hashlib.sha256(body).digest(), body]
+    with pytest.raises(AgentGraphError) as error:
+        load_program(bytes(msgpack.packb(header, use_bin_type=True)), root, lazy=True)
+    assert error.value.code == "ir-corrupt"
+
+
 def test_a_graph_failing_verify_is_refused_when_first_used(tmp_path: Path) -> None:
     data, root = _two_graphs(tmp_path)
     strings, tree = _split(data)

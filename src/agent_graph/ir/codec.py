@@ -34,7 +34,7 @@ from ..frozen import replace
 from . import records as r
 from .decoders import _string
 from .schema import Table, describe
-from .wire import RecordSet, corrupt, digest_of, unpack
+from .wire import RecordSet, Span, corrupt, digest_of, unpack_deferring
 from .wire import decode as _decode
 from .wire import encode as _encode
 
@@ -348,7 +348,10 @@ def decode(data: bytes, *, expected_digest: str | None = None, lazy: bool = Fals
 
 
 def _decode_lazy(data: bytes, expected_digest: str | None) -> r.Program:
-    strings, tree = unpack(PROGRAM, data, expected_digest)
+    # each graph's nodes and edges stay unread until the graph is first used
+    strings, tree = unpack_deferring(
+        PROGRAM, data, expected_digest, _PROGRAM_FIELDS[_GRAPHS_AT], _GRAPH_BODY
+    )
     if type(tree) is not list or len(tree) != len(_PROGRAM_FIELDS):
         raise corrupt("malformed Program record")
     raw = tree[_GRAPHS_AT]
@@ -367,6 +370,8 @@ def _decode_lazy(data: bytes, expected_digest: str | None) -> r.Program:
 _PROGRAM_FIELDS = describe(r.Program)
 _GRAPHS_AT = [f.name for f in _PROGRAM_FIELDS].index("graphs")
 _GRAPH_AT = {f.name: i for i, f in enumerate(describe(r.Graph))}
+#: The fields of a graph a lazy decode leaves unread until the graph is used.
+_GRAPH_BODY: frozenset[str] = frozenset(("nodes", "edges"))
 
 
 class LazyGraphs(Sequence[r.Graph]):
@@ -471,9 +476,8 @@ class LazyGraphs(Sequence[r.Graph]):
         return graph
 
     def _decode(self, index: int) -> r.Graph:
-        graph: r.Graph = PROGRAM.decoders()[r.Graph](
-            self._raw[index], self._strings, len(self._strings)
-        )
+        item = [part.read() if type(part) is Span else part for part in self._raw[index]]
+        graph: r.Graph = PROGRAM.decoders()[r.Graph](item, self._strings, len(self._strings))
         PROGRAM.check_part(r.Graph, graph, self._sizes)
         _check_graph(graph, self._callee)
         return graph

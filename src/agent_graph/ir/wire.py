@@ -39,7 +39,16 @@ from .decoders import (
 )
 from .schema import Field, Table, describe, table_needs
 
-__all__ = ["RecordSet", "corrupt", "decode", "digest_of", "encode", "unpack"]
+__all__ = [
+    "RecordSet",
+    "Span",
+    "corrupt",
+    "decode",
+    "digest_of",
+    "encode",
+    "unpack",
+    "unpack_deferring",
+]
 
 T = TypeVar("T")
 
@@ -207,12 +216,9 @@ def _decode(records: RecordSet[T], data: bytes, expected_digest: str | None) -> 
     return value
 
 
-def unpack(
-    records: RecordSet[Any], data: bytes, expected_digest: str | None = None
-) -> tuple[list[str], Any]:
-    """The string table and the undecoded root of ``data``, after checking the digest
-    pin, the header (magic, version, body digest) and the string table: what a decoder
-    that decodes parts later (a lazy one) must still check up front."""
+def _checked_body(records: RecordSet[Any], data: bytes, expected_digest: str | None) -> bytes:
+    """The body of ``data`` after checking the digest pin and the header (magic, version,
+    body digest)."""
     if expected_digest is not None and digest_of(data) != expected_digest:
         raise corrupt(f"digest {digest_of(data)} does not match the expected {expected_digest}")
     try:
@@ -232,12 +238,104 @@ def unpack(
         raise corrupt("malformed header")
     if sha256(body).digest() != outer[2]:
         raise corrupt("body digest mismatch")
-    try:
-        strings, tree = msgpack.unpackb(body, raw=False, strict_map_key=True, use_list=True)
-    except Exception as exc:
-        raise corrupt(f"body is not msgpack ({type(exc).__name__})") from None
+    return body
+
+
+def _check_strings(strings: Any) -> list[str]:
     if not isinstance(strings, list):
         raise corrupt("missing string table")
     if not set(map(type, strings)) <= _ONLY_STR:  # one C pass, not a generator a string
         raise corrupt("string table holds a non-string")
+    return strings
+
+
+def unpack(
+    records: RecordSet[Any], data: bytes, expected_digest: str | None = None
+) -> tuple[list[str], Any]:
+    """The string table and the undecoded root of ``data``, after checking the digest
+    pin, the header (magic, version, body digest) and the string table: what a decoder
+    that decodes parts later (a lazy one) must still check up front."""
+    body = _checked_body(records, data, expected_digest)
+    try:
+        strings, tree = msgpack.unpackb(body, raw=False, strict_map_key=True, use_list=True)
+    except Exception as exc:
+        raise corrupt(f"body is not msgpack ({type(exc).__name__})") from None
+    return _check_strings(strings), tree
+
+
+class Span:
+    """Where one undecoded value lies in an IR body (left unread by :func:`unpack_deferring`)."""
+
+    __slots__ = ("body", "end", "start")
+
+    def __init__(self, body: bytes, start: int, end: int) -> None:
+        self.body, self.start, self.end = body, start, end
+
+    def read(self) -> Any:
+        try:
+            return msgpack.unpackb(
+                self.body[self.start : self.end], raw=False, strict_map_key=True, use_list=True
+            )
+        except Exception as exc:
+            raise corrupt(f"body is not msgpack ({type(exc).__name__})") from None
+
+
+def unpack_deferring(
+    records: RecordSet[Any],
+    data: bytes,
+    expected_digest: str | None,
+    field: Field,
+    deferred: frozenset[str],
+) -> tuple[list[str], list[Any]]:
+    """:func:`unpack` for a lazy decoder: the root's records field ``field`` is a list of
+    records whose ``deferred`` fields are left unread, each a :class:`Span` (msgpack skips
+    them without building their objects: a Program's graphs' nodes and edges, most of a
+    large IR). Malformed data is ``ir-corrupt``, as from :func:`unpack`."""
+    root = records.root.__name__
+    fields = [f.name for f in describe(records.root)]
+    at = fields.index(field.name)
+    assert field.record is not None
+    item_name = field.record.__name__
+    skipped = frozenset(i for i, f in enumerate(describe(field.record)) if f.name in deferred)
+    body = _checked_body(records, data, expected_digest)
+    unpacker = msgpack.Unpacker(
+        raw=False, strict_map_key=True, use_list=True, max_buffer_size=max(len(body), 1)
+    )
+    unpacker.feed(body)
+    try:
+        if unpacker.read_array_header() != 2:
+            raise corrupt("body is not msgpack (a string table and a root)")
+        strings = _check_strings(unpacker.unpack())
+        tree: list[Any] = []
+        width = _array_header(unpacker, f"malformed {root} record")
+        for index in range(width):
+            if index != at:
+                tree.append(unpacker.unpack())
+                continue
+            items: list[Any] = []
+            for _ in range(_array_header(unpacker, f"{root}.{field.name}: expected a list")):
+                item: list[Any] = []
+                for position in range(_array_header(unpacker, f"malformed {item_name} record")):
+                    if position in skipped:
+                        start = unpacker.tell()
+                        unpacker.skip()
+                        item.append(Span(body, start, unpacker.tell()))
+                    else:
+                        item.append(unpacker.unpack())
+                items.append(item)
+            tree.append(items)
+        if unpacker.tell() != len(body):
+            raise corrupt("body is not msgpack (ExtraData)")
+    except AgentGraphError:
+        raise
+    except Exception as exc:  # msgpack raises several unrelated types
+        raise corrupt(f"body is not msgpack ({type(exc).__name__})") from None
     return strings, tree
+
+
+def _array_header(unpacker: Any, problem: str) -> int:
+    try:
+        size: int = unpacker.read_array_header()
+    except Exception:  # not an array (or truncated): a malformed record
+        raise corrupt(problem) from None
+    return size

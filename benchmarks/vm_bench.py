@@ -59,7 +59,7 @@ def clear_caches() -> None:
     """Empty the canonical-JSON memo tables (collation keys, member order), so a run
     pays for every key it sorts, as the first evaluation of a new state does."""
     for value in vars(canonical).values():
-        if callable(getattr(value, "cache_clear", None)):
+        if not isinstance(value, type) and callable(getattr(value, "cache_clear", None)):
             value.cache_clear()
 
 

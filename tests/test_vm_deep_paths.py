@@ -141,3 +141,23 @@ def test_a_key_outside_printable_ascii_keeps_the_collation_sort() -> None:
 def test_keys_equal_but_for_case_sort_by_their_tertiary_ranks(keys: list[str]) -> None:
     # a small alphabet: many keys share their primary ranks and differ only in case
     assert canonical._sorted_keys(tuple(keys)) == _collation_order(keys)
+
+
+def test_the_memo_tables_stay_within_their_budget() -> None:
+    # a deep state's keys run to thousands of characters: kept by count alone, a host's
+    # stream of new deep states would hold them for as long as the process lives
+    memos = (canonical._COLLATION_KEYS, canonical._MEMBER_HEADS, canonical._ORDERS)
+    for memo in memos:
+        memo.cache_clear()
+    prefix = "d0/call>" * 600
+    for state in range(400):  # 400 states x 40 keys of ~4,800 characters: 77 M characters
+        keys = [f"{prefix}{state}/d{i}/s" for i in range(40)]
+        canonical.canonical_text(dict.fromkeys(keys, "completed"))
+    for memo in memos:
+        assert 0 < memo.size <= memo.budget
+        assert memo.size == sum(size for _, size in memo.entries.values())
+    canonical.canonical_text({"a": 1, "b": 2})
+    assert canonical._ORDERS.get(("a", "b")) is not None  # short key sets are kept
+    huge = tuple(f"{prefix * 60}{i}" for i in range(2))  # over an eighth of the budget
+    canonical.canonical_text(dict.fromkeys(huge, 1))
+    assert canonical._ORDERS.get(huge) is None

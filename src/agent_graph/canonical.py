@@ -33,12 +33,12 @@ under ``zh_CN`` sorts Han by pinyin, ``sv_SE`` puts å ä ö after z).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import operator
 import re
 import struct
 from collections.abc import Callable, Iterable, Mapping
-from functools import lru_cache
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeGuard, cast
 
@@ -351,8 +351,59 @@ def _interleave(high: bytes, low: bytes) -> bytes:
     return bytes(out)
 
 
-@lru_cache(maxsize=1 << 16)  # large state-key sets re-sort every evaluation
+class _Memo:
+    """Results kept by key up to a budget of characters (the keys' lengths), oldest out
+    first: an entry-count bound (``lru_cache``) would let a deep state's keys, thousands
+    of characters each, hold hundreds of megabytes for the life of a host. A result
+    larger than an eighth of the budget is not kept."""
+
+    __slots__ = ("budget", "entries", "size")
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.entries: dict[Any, tuple[Any, int]] = {}
+        self.size = 0
+
+    def get(self, key: Any) -> Any:
+        found = self.entries.get(key)
+        return None if found is None else found[0]
+
+    def put(self, key: Any, value: Any, size: int) -> None:
+        if size > self.budget >> 3:
+            return
+        entries = self.entries
+        if key not in entries:
+            self.size += size
+        entries[key] = (value, size)
+        # other threads may evict too: a miscount only moves the bound a little
+        with contextlib.suppress(StopIteration, KeyError, RuntimeError):
+            while self.size > self.budget:
+                self.size -= entries.pop(next(iter(entries)))[1]
+
+    def cache_clear(self) -> None:
+        self.entries.clear()
+        self.size = 0
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+#: Characters of keys whose collation keys, member heads and key-set orders are kept.
+_MEMO_BUDGET: Final = 4 * 1024 * 1024
+_COLLATION_KEYS = _Memo(_MEMO_BUDGET)
+
+
 def locale_sort_key(s: str) -> bytes:
+    """A sort key that orders strings like JavaScript ``a.localeCompare(b)`` (see
+    :func:`_collation_key`), kept (large state-key sets re-sort every evaluation)."""
+    found: bytes | None = _COLLATION_KEYS.get(s)
+    if found is None:
+        found = _collation_key(s)
+        _COLLATION_KEYS.put(s, found, len(s))
+    return found
+
+
+def _collation_key(s: str) -> bytes:
     """A sort key that orders strings like JavaScript ``a.localeCompare(b)``.
 
     Keys compare equal for strings ICU treats as equal (canonical equivalents
@@ -450,9 +501,20 @@ def _order(keys: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return ordered, (heads[0][1:], *heads[1:]) if heads else heads
 
 
-@lru_cache(maxsize=1 << 16)  # like locale_sort_key: a deep state's long keys recur per call
+_MEMBER_HEADS = _Memo(_MEMO_BUDGET)
+
+
 def _member_head(key: str) -> str:
-    """The JSON text that opens a member after the first: ``,``, the key, ``:``."""
+    """The JSON text that opens a member after the first: ``,``, the key, ``:`` (kept, as
+    :func:`locale_sort_key` is)."""
+    found: str | None = _MEMBER_HEADS.get(key)
+    if found is None:
+        found = _written_head(key)
+        _MEMBER_HEADS.put(key, found, len(key))
+    return found
+
+
+def _written_head(key: str) -> str:
     if len(key) > 64 and key.isascii():  # a long state key: one C pass finds nothing to escape
         data = key.encode("ascii")
         if len(data.translate(None, _ESCAPED_BYTES)) == len(data):
@@ -465,13 +527,19 @@ _ESCAPED_BYTES: Final = bytes(range(0x20)) + b'"\\'
 
 
 # Documents repeat the same shapes (nodes, edges, receipts…), so the order and
-# the encoded member heads are cached per key set.
-_order_cached = lru_cache(maxsize=4096)(_order)
+# the encoded member heads are kept per key set.
+_ORDERS = _Memo(_MEMO_BUDGET)
 
 
 def _order_any(keys: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """:func:`_order`, through the cache for the key sets small enough to repeat."""
-    return _order_cached(keys) if len(keys) <= _MANY_KEYS else _order(keys)
+    """:func:`_order`, kept for the key sets small enough to repeat."""
+    if len(keys) > _MANY_KEYS:
+        return _order(keys)
+    found: tuple[tuple[str, ...], tuple[str, ...]] | None = _ORDERS.get(keys)
+    if found is None:
+        found = _order(keys)  # raises _NonStringKey for a key that is no string
+        _ORDERS.put(keys, found, sum(map(len, found[0])))
+    return found
 
 
 def _js_property_key(k: object) -> str:
@@ -490,9 +558,9 @@ def _js_property_key(k: object) -> str:
 def _members(obj: dict[Any, Any]) -> tuple[tuple[str, ...], list[tuple[str, Any]]]:
     """The keys in output order, and (member head, value) pairs in that order."""
     keys = tuple(obj)
-    if len(keys) <= 64:
+    if len(keys) <= _MANY_KEYS:
         try:
-            ordered, heads = _order_cached(keys)
+            ordered, heads = _order_any(keys)
             return ordered, list(zip(heads, map(obj.__getitem__, ordered), strict=True))
         except _NonStringKey:
             pass

@@ -425,9 +425,11 @@ def test_digest_text_replaces_lone_surrogates_like_node() -> None:
     assert digest_text("a\ud83d\ude00") == digest_text("a😀")
 
 
-def test_digest_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("size", [0, 1, 4096, (1 << 20) - 1, 1 << 20, (1 << 20) + 1, 3 << 20])
+def test_digest_file(tmp_path: Path, size: int) -> None:
+    # around the read size: a file read whole in one call, in exactly one, and in several
     path = tmp_path / "data.bin"
-    payload = bytes(range(256)) * 5000
+    payload = (bytes(range(256)) * (size // 256 + 1))[:size]
     path.write_bytes(payload)
     assert digest_file(path) == "sha256:" + hashlib.sha256(payload).hexdigest()
     assert digest_file(path) == digest_bytes(payload)

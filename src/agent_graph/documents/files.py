@@ -118,10 +118,12 @@ def digest_file(path: str | os.PathLike[str]) -> str:
     An unreadable file raises ``AgentGraphError("file-read-failed")``.
     """
     where = os.path.abspath(path)
-    fd, _ = _open_regular(where, where)
+    fd, info = _open_regular(where, where)
     try:
         chunk = os.read(fd, _CHUNK)
-        more = os.read(fd, _CHUNK) if chunk else b""
+        # a regular file read short of its size in one call is whole: no second call
+        whole = len(chunk) < _CHUNK and len(chunk) == info.st_size
+        more = b"" if whole or not chunk else os.read(fd, _CHUNK)
         if not more:  # read whole: hashed by whichever implementation suits its size
             return sha256_hex(chunk)
         h = sha256()

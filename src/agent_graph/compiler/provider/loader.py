@@ -134,6 +134,28 @@ class ProviderLoader:
         ids[loaded.id] = loaded.path
         return True
 
+    def known_action(self, reference: str, direct: dict[Path, None] | None) -> bool:
+        """:meth:`include_action` for a reference already loaded without a problem (most
+        references of a large graph repeat a few), without building the origin a
+        problem would need; False: include it the full way."""
+        path = self.resolved.get(reference)
+        if path is None or path in self.failed_paths or path not in self.actions:
+            return False
+        if path not in self.action_file_memo:
+            return False
+        for file in self.action_file_memo[path] or ():
+            self.files[file] = None
+            if direct is not None:
+                direct[file] = None
+        return True
+
+    def known_resource(self, reference: str) -> LoadedResource | None:
+        """:meth:`include_resource` for a reference already loaded (see known_action)."""
+        path = self.resolved.get(reference)
+        if path is None or path in self.failed_paths:
+            return None
+        return self.resources.get(path)
+
     def include_action(
         self, reference: str, origin: Origin, direct: dict[Path, None] | None, label: str
     ) -> LoadedAction | None:
@@ -379,7 +401,7 @@ class ProviderLoader:
             elif child_id not in children:
                 children.append(child_id)
             return
-        if kind == "action":
+        if kind == "action" and not self.known_action(node["action"], direct):
             self.include_action(
                 node["action"], at.at(f"{base}/action"), direct, "action referenced file"
             )
@@ -463,8 +485,10 @@ class ProviderLoader:
         for prefix, group in groups:
             for field in ("required", "recommended"):
                 for index, reference in enumerate(group.get(field, [])):
-                    pointer = f"{base}{prefix}/{field}/{index}"
-                    resource = self.include_resource(reference, at.at(pointer))
+                    resource = self.known_resource(reference)
+                    if resource is None:
+                        pointer = f"{base}{prefix}/{field}/{index}"
+                        resource = self.include_resource(reference, at.at(pointer))
                     if resource is not None:
                         direct[resource.path] = None
                         direct[resource.content_path] = None

@@ -40,7 +40,7 @@ import re
 import struct
 from collections.abc import Callable, Iterable, Mapping
 from itertools import chain
-from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeGuard, cast
+from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeGuard, TypeVar, cast
 
 from .sha import sha256 as _sha256
 from .sha import sha256_hex as _sha256_hex
@@ -351,6 +351,9 @@ def _interleave(high: bytes, low: bytes) -> bytes:
     return bytes(out)
 
 
+_T = TypeVar("_T")
+
+
 class _Memo:
     """Results kept by key up to a budget of characters (the keys' lengths), oldest out
     first: an entry-count bound (``lru_cache``) would let a deep state's keys, thousands
@@ -367,6 +370,16 @@ class _Memo:
     def get(self, key: Any) -> Any:
         found = self.entries.get(key)
         return None if found is None else found[0]
+
+    def kept(self, key: str, make: Callable[[str], _T]) -> _T:
+        """``make(key)``, kept by ``key`` (its size is its length)."""
+        found = self.entries.get(key)
+        if found is not None:
+            value: _T = found[0]
+            return value
+        value = make(key)
+        self.put(key, value, len(key))
+        return value
 
     def put(self, key: Any, value: Any, size: int) -> None:
         if size > self.budget >> 3:
@@ -396,11 +409,7 @@ _COLLATION_KEYS = _Memo(_MEMO_BUDGET)
 def locale_sort_key(s: str) -> bytes:
     """A sort key that orders strings like JavaScript ``a.localeCompare(b)`` (see
     :func:`_collation_key`), kept (large state-key sets re-sort every evaluation)."""
-    found: bytes | None = _COLLATION_KEYS.get(s)
-    if found is None:
-        found = _collation_key(s)
-        _COLLATION_KEYS.put(s, found, len(s))
-    return found
+    return _COLLATION_KEYS.kept(s, _collation_key)
 
 
 def _collation_key(s: str) -> bytes:
@@ -507,11 +516,7 @@ _MEMBER_HEADS = _Memo(_MEMO_BUDGET)
 def _member_head(key: str) -> str:
     """The JSON text that opens a member after the first: ``,``, the key, ``:`` (kept, as
     :func:`locale_sort_key` is)."""
-    found: str | None = _MEMBER_HEADS.get(key)
-    if found is None:
-        found = _written_head(key)
-        _MEMBER_HEADS.put(key, found, len(key))
-    return found
+    return _MEMBER_HEADS.kept(key, _written_head)
 
 
 def _written_head(key: str) -> str:

@@ -39,11 +39,16 @@ _SUBSET_TEXT: Final = re.compile(
 
 #: A plain key: a first character that is no indicator and no space, no ``:``, ``#`` or
 #: line break inside, no space before the colon.
-_KEY: Final = r"[^\s\-?:,\[\]{}#&*!|>'\"%@`](?:[^:#\n]*[^\s:#])?"
-#: One line: its indentation, a sequence entry's dash and the spaces after it, a key and
-#: the spaces after its colon, and the rest (a value, a comment, or anything else). Every
-#: line matches, so ``findall`` gives one row a line.
-_LINE: Final = re.compile(rf"^( *)(?:(-)( +|$))?(?:({_KEY}):( +|$))?(.*)$", re.MULTILINE)
+_KEY_FIRST: Final = r"[^\s\-?:,\[\]{}#&*!|>'\"%@`]"
+#: One line: its lead (the indentation, then a sequence entry's dash and the spaces after
+#: it), a key and the spaces after its colon, and the rest (a value, a comment, or anything
+#: else). Every line matches, so ``findall`` gives one row a line; the key ends at its
+#: first colon and its last non-space (an atomic run, not backtracking character by
+#: character).
+_LINE: Final = re.compile(
+    r"^( *(?:- +|-$)?)(?:(" + _KEY_FIRST + r"(?:[^:#\n]*+(?<=[^\s:#]))?):( +|$))?(.*)$",
+    re.MULTILINE,
+)
 
 #: A plain scalar inside a flow collection: no indicator first, no flow indicator, ``#``
 #: or ``:`` anywhere, no space at its end.
@@ -299,7 +304,7 @@ def read_block_yaml(text: str, line_offset: int = 0) -> tuple[Any, SourceMap] | 
     return value, SourceMap(pending=partial(pointer_map, shadow, line_offset + 1))
 
 
-_Row = tuple[str, str, str, str, str, str]
+_Row = tuple[str, str, str, str]
 
 
 def _read(rows: list[_Row], first: int) -> tuple[Any, tuple[Any, ...]]:
@@ -315,20 +320,21 @@ def _read(rows: list[_Row], first: int) -> tuple[Any, tuple[Any, ...]]:
     words = _WORDS
     special = PLAIN_SPECIAL
     key_limit = _KEY_LIMIT
-    for number, (spaces, dash, after_dash, key, after_colon, rest) in enumerate(rows, first):
+    for number, (lead, key, after_colon, rest) in enumerate(rows, first):
+        dash = "-" in lead
         if not key and not dash:
             if not rest or rest[0] == "#":
                 continue  # blank or a comment
-            if not started and rest == "---" and not spaces:
+            if not started and rest == "---" and not lead:
                 started = True
                 continue
             raise _GiveUp  # a scalar alone, a document marker, a directive, a quoted key
         started = True
-        column = len(spaces)
+        column = lead.find("-") if dash else len(lead)
         if dash or column != indent or not is_map:
-            top = _structure(stack, column, bool(dash), number)
+            top = _structure(stack, column, dash, number)
             if dash:
-                column += 1 + len(after_dash)
+                column = len(lead)  # where the entry's content starts
                 if not key:
                     _item(top, rest, column, number)
                     indent, is_map = top.indent, top.is_map

@@ -38,10 +38,21 @@ def test_default_factories_make_a_fresh_value_per_record() -> None:
     assert Diagnostic("c", "m").detail is not Diagnostic("c", "m").detail
 
 
+@frozen.record
+class _Point:
+    x: int
+    label: str = frozen.field(default="", compare=False)
+
+
 def test_compare_and_repr_options() -> None:
     assert _Sample("a", note="x") == _Sample("a", note="y")
-    assert hash(_Sample("a", tags=[]).name) == hash("a")
+    assert _Sample("a", note="x") != _Sample("b", note="x")
+    # a field left out of comparison is left out of the hash too, as in a dataclass
+    assert _Point(1, "a") == _Point(1, "b")
+    assert hash(_Point(1, "a")) == hash(_Point(1, "b")) == hash((1,))
+    assert _Point(1) != _Point(2)
     assert repr(_Sample("a")) == "_Sample(name='a', size=1, tags=[])"
+    assert repr(_Point(3, "hidden")) == "_Point(x=3, label='hidden')"
 
 
 def test_replace_and_the_dataclasses_view_agree() -> None:

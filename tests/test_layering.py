@@ -37,9 +37,9 @@ ALLOWED: dict[str, set[str]] = {
     "errors": {"frozen"},
     "error_codes": set(),  # the catalogue of every code (data)
     "schemas": set(),
-    "canonical": {"errors", "frozen", "sha"},
+    "canonical": {"errors", "sha"},
     "ir": {"errors", "canonical", "frozen", "sha", "collector"},
-    "exec": {"errors", "frozen"},
+    "exec": {"errors"},
     "documents": BASE | {"schemas"},
     "vm": BASE | {"ir", "exec"},  # exec: stdlib only (argument vectors of command plans)
     "bundles": BASE | {"documents", "ir"},

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..canonical import digest_value, is_digest
 from ..documents.files import digest_file
-from ..documents.paths import Origin, ensure_file, resolve_contained
+from ..documents.paths import Origin, ensure_file, is_absolute_reference, resolve_contained
 from ..documents.sourcemap import SourceMap
 from ..errors import AgentGraphError
 
@@ -56,7 +56,6 @@ MANIFEST_NAME = "manifest.json"
 PROVIDER_MANIFEST = "provider.yaml"
 CATALOGS = ("graphs", "actions", "resources", "schemas")
 
-_DRIVE = re.compile(r"[A-Za-z]:")  # a Windows drive: never plainly relative
 _KEYS = frozenset(
     ("schema", "provider", "providerManifest", *CATALOGS, "files", "graphDependencies", "digest")
 )
@@ -216,7 +215,7 @@ class _Checker:
         ``lstat`` a file and one a directory (a bundle lists every file, and the
         Path-based checks were most of a large bundle's cold start). ``None`` for anything
         else, which :meth:`contained_file` then checks (and reports) in full."""
-        if not reference or reference[0] in "/\\" or _DRIVE.match(reference):
+        if not reference or is_absolute_reference(reference):
             return None
         root = self.root_text
         path = os.path.normpath(os.path.join(root, reference))

@@ -59,9 +59,14 @@ def _escapes(rel: str) -> bool:
     return rel == ".." or rel.startswith("../") or rel.startswith("..\\") or os.path.isabs(rel)
 
 
+def is_absolute_reference(reference: str) -> bool:
+    """Whether ``reference`` is absolute on any platform (a root, a drive, a share)."""
+    return os.path.isabs(reference) or bool(_DRIVE.match(reference)) or reference.startswith("\\")
+
+
 def resolve_contained(root: Path, reference: str, label: str, origin: Origin) -> Path:
     """Resolve ``reference`` against ``root`` lexically; absolute or escaping paths fail."""
-    if os.path.isabs(reference) or _DRIVE.match(reference) or reference.startswith("\\"):
+    if is_absolute_reference(reference):
         raise origin.fail("absolute-path-forbidden", f"{label} must be relative: {reference}")
     resolved = Path(os.path.normpath(root / reference))
     if _escapes(os.path.relpath(resolved, root)):

@@ -384,19 +384,10 @@ def _structure(stack: list[_Open], indent: int, is_item: bool, number: int) -> _
         top = stack[-1]
         if indent > top.indent or (indent == top.indent and (top.is_map or is_item)):
             break
-        if top.awaiting:
-            raise _GiveUp  # an empty value: LibYAML places its null
-        stack.pop()
+        value, shadow = stack.pop().close()
         if not stack:
             raise _GiveUp  # less indented than the document's root
-        parent = stack[-1]  # (_Open.close and attach, inline: this runs once a line)
-        if parent.is_map:
-            parent.container[parent.key] = top.container
-            parent.shadow.append(parent.key)
-        else:
-            parent.container.append(top.container)
-        parent.shadow.append(tuple(top.shadow))
-        parent.awaiting = False
+        stack[-1].attach(value, shadow)
     if stack:
         top = stack[-1]
         if indent == top.indent and top.is_map == (not is_item):

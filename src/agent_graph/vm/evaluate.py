@@ -306,7 +306,7 @@ class Evaluator:
         if early is not None:
             return early
         root = self.frame_type(self, graph, None, graph.id + "/")
-        out = root.start(_start(graph, entry), entry)
+        out = root.start(_entry_node(graph, entry), entry)  # an entry _refused accepted
         if isinstance(out, FrameResult):  # no subgraph call: the common case, kept short
             return out
         return self._calls(root, graph.id, out)
@@ -329,12 +329,7 @@ class Evaluator:
             index, wanted, path, prefix = request
             graph = graphs[index]
             graph_id = graph.id
-            start = -1
-            if graph_id not in active:
-                for name, node in graph.entrypoints:  # _entry_node, inline: once a frame
-                    if name == wanted:
-                        start = node
-                        break
+            start = -1 if graph_id in active else _entry_node(graph, wanted)
             if start >= 0:
                 frame = frame_type(self, graph, path, prefix)
                 frames.append(frame)
@@ -374,14 +369,6 @@ def _entry_node(graph: r.Graph, entry: str) -> int:
         if name == entry:
             return index
     return -1
-
-
-def _start(graph: r.Graph, entry: str) -> int:
-    """The node an entry starts at (one that :meth:`Evaluator._refused` accepted)."""
-    index = _entry_node(graph, entry)
-    if index < 0:
-        raise AssertionError(f"{graph.id} has no entry {entry}")
-    return index
 
 
 class _Frame:

@@ -143,11 +143,15 @@ class ProviderLoader:
             return False
         if path not in self.action_file_memo:
             return False
+        self.claim_action_files(path, direct)
+        return True
+
+    def claim_action_files(self, path: Path, direct: dict[Path, None] | None) -> None:
+        """The files an included action's definition reaches (memoised per action)."""
         for file in self.action_file_memo[path] or ():
             self.files[file] = None
             if direct is not None:
                 direct[file] = None
-        return True
 
     def known_resource(self, reference: str) -> LoadedResource | None:
         """:meth:`include_resource` for a reference already loaded (see known_action)."""
@@ -177,10 +181,7 @@ class ProviderLoader:
             for problem in problems:
                 self.sink.add_error(problem)
             self.action_file_memo[path] = None if problems else files
-        for file in self.action_file_memo[path] or ():
-            self.files[file] = None
-            if direct is not None:
-                direct[file] = None
+        self.claim_action_files(path, direct)
         return action
 
     # -- resources ------------------------------------------------------------------

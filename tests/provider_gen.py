@@ -51,7 +51,17 @@ from agent_graph.ir.records import OUTCOMES
 from oracle_eval import MISSING, get_fact, oracle_candidates
 from tree_support import write_json as _write
 
-__all__ = ["OUTCOMES", "Case", "State", "generate_case", "state_keys"]
+__all__ = [
+    "BROKEN_CASES",
+    "OUTCOMES",
+    "RUN_LOG_SHAPES",
+    "Case",
+    "State",
+    "broken_test_case",
+    "foreign_run",
+    "generate_case",
+    "state_keys",
+]
 
 # Recorded outcomes as a host would mostly report them.
 _RECORD_WEIGHTS = (50, 12, 12, 4, 5, 3, 5, 9)
@@ -703,3 +713,93 @@ def generate_case(
         gid, entry = _pick_root(rng, provider, gids)
         states.append(_random_state(rng, provider, world, gid, entry))
     return Case(manifest, states, gids)
+
+
+# --- what other hosts write: Run files and broken graph test cases ---------------
+
+#: Event logs a schema-valid Run may have that a host other than agc may write.
+RUN_LOG_SHAPES = ("started", "empty", "no-start", "late-start", "with-detail")
+_AT = "2025-03-01T10:00:00.000Z"
+
+
+def _run_outcome(rng: random.Random, value: Any) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return dict(value)
+    record: dict[str, Any] = {"outcome": value, "recordedAt": _AT}
+    if rng.random() < 0.2:
+        record["detail"] = {"by": "another host", "n": rng.randint(0, 9)}
+    return record
+
+
+def foreign_run(rng: random.Random, provider_id: str, state: State, shape: str) -> dict[str, Any]:
+    """An ``agent-graph.run.v1`` document of ``state`` as another host may write it.
+
+    Valid against the Run schema, whatever ``shape`` (one of :data:`RUN_LOG_SHAPES`):
+    the log is agc's own (``started``), empty, without ``run.started`` (``no-start``),
+    numbered from a later sequence (``late-start``: older events pruned) or with a
+    ``detail`` of any JSON on every event (``with-detail``).
+    """
+    outcomes = {key: _run_outcome(rng, value) for key, value in state.outcomes.items()}
+    recorded = [
+        {"type": "node.outcome-recorded", "node": key, "outcome": record["outcome"]}
+        for key, record in outcomes.items()
+    ]
+    if shape == "empty":
+        events: list[dict[str, Any]] = []
+    elif shape == "no-start":
+        events = [{"type": "facts.updated", "detail": {"keys": sorted(state.facts)}}, *recorded]
+    else:
+        events = [{"type": "run.started"}, *recorded]
+    first = rng.randint(2, 40) if shape == "late-start" else 1
+    for number, event in enumerate(events, first):
+        event["sequence"] = number
+        event["at"] = _AT
+        if shape == "with-detail":
+            event["detail"] = rng.choice(({}, [], None, 0, "x", {"nested": {"a": [1, None]}}))
+    events = [
+        {k: event[k] for k in ("sequence", "at", "type", "node", "outcome", "detail") if k in event}
+        for event in events
+    ]
+    return {
+        "schema": "agent-graph.run.v1",
+        "id": f"run-{rng.randrange(16**8):08x}",
+        "provider": provider_id,
+        "graph": state.graph,
+        "entry": state.entry,
+        "createdAt": _AT,
+        "updatedAt": _AT,
+        "facts": state.facts,
+        "outcomes": outcomes,
+        "authorities": sorted(set(state.authorities)),
+        "events": events,
+    }
+
+
+#: Graph test cases that cannot run, and what the reference answers for each.
+BROKEN_CASES = ("no-expect", "unknown-graph", "bad-outcome", "unknown-entry")
+
+
+def broken_test_case(rng: random.Random, state: State, kind: str) -> dict[str, Any]:
+    """A graph test case of ``state``'s Graph broken as ``kind`` says (:data:`BROKEN_CASES`).
+
+    ``no-expect`` and ``bad-outcome`` are schema-invalid, ``unknown-graph`` names a
+    Graph the Provider lacks: each a command error in the reference. ``unknown-entry``
+    is not broken for the reference: it evaluates to status ``error`` (a failed case).
+    """
+    case: dict[str, Any] = {
+        "schema": "agent-graph.test.v1",
+        "name": f"{kind} {rng.randrange(1000)}",
+        "graph": state.graph,
+        "entry": state.entry,
+        "state": {"outcomes": state.outcome_strings()},
+        "expect": {"statusCode": "actionable"},
+    }
+    if kind == "no-expect":
+        del case["expect"]
+    elif kind == "unknown-graph":
+        case["graph"] = f"zz-missing-{rng.randrange(100)}"
+    elif kind == "bad-outcome":
+        case["state"]["outcomes"]["zz/x"] = "finished"
+    elif kind == "unknown-entry":
+        case["entry"] = "zz-nowhere"
+    return case

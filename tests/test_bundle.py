@@ -226,7 +226,8 @@ def test_the_source_manifest_is_not_a_bundle() -> None:
 
 
 def test_a_tampered_file_is_refused(tiny: Path) -> None:
-    (tiny.parent / "graphs" / "main.yaml").open("a").write("# edited\n")
+    with (tiny.parent / "graphs" / "main.yaml").open("a", encoding="utf-8") as graph:
+        graph.write("# edited\n")
     error = refused(tiny)
     assert error.code == "bundle-file-digest-mismatch"
     assert error.message == "Bundle file digest mismatch: graphs/main.yaml"

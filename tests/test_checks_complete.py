@@ -350,7 +350,8 @@ def test_a_skill_without_frontmatter_fails_build_too(
 def test_skills_are_checked_after_every_check_of_the_reference(weekly: Path) -> None:
     names = pass_names()
     assert names.index("check-materializers") < names.index("check-skills")
-    assert names.index("check-skills") + 1 == names.index("raise-collected")
+    assert names.index("check-skills") + 1 == names.index("check-loose-ends")
+    assert names.index("check-loose-ends") + 1 == names.index("raise-collected")
     (weekly.parent / "skills" / "report-drafting" / "SKILL.md").write_text("x\n", "utf-8")
     edit(weekly.parent / "graphs" / "report.yaml", "draft-report.md", "draft-reprot.md")
     error = failure(weekly)

@@ -46,6 +46,15 @@ def agc(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     )
 
 
+def killed(proc: subprocess.Popen[str]) -> None:
+    """SIGKILL ``proc``, reap it and close its pipes (its command may still hold them)."""
+    proc.kill()
+    proc.wait(10)
+    for pipe in (proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()
+
+
 def finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
     out, err = proc.communicate(timeout=60)
     return proc.returncode, out, err
@@ -98,8 +107,7 @@ def test_sigkill_during_a_command_then_resume(tmp_path: Path) -> None:
     proc = agc("flow", "run", str(pkg), "--task", "t", "--state", str(state))
     try:
         wait_for(pid)
-        proc.kill()
-        proc.wait(10)
+        killed(proc)
     finally:
         kill_group_of(pid)
     assert whole(state)["status"] == "running"
@@ -118,8 +126,7 @@ def test_sigkill_during_a_command_then_rerun(tmp_path: Path) -> None:
     proc = agc("flow", "run", str(pkg), "--task", "t", "--state", str(state))
     try:
         wait_for(pid)
-        proc.kill()
-        proc.wait(10)
+        killed(proc)
     finally:
         kill_group_of(pid)
     code, _, err = finish(agc("flow", "resume", "--state", str(state), "--rerun-interrupted"))

@@ -103,7 +103,7 @@ def test_declarations_a_record_refuses() -> None:
     with pytest.raises(TypeError, match="does not extend another record"):
 
         @frozen.record
-        class Wider(_Sample):  # type: ignore[misc]
+        class Wider(_Sample):  # type: ignore[misc,unused-ignore]
             extra: int = 0
 
 

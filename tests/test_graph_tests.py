@@ -550,10 +550,10 @@ def test_missing_and_empty_test_paths_are_errors(
     assert err.startswith("ERROR test-cases-empty: No YAML or JSON graph test cases found")
 
 
-def test_a_schema_invalid_case_is_an_errored_case_with_positions(
+def test_a_schema_invalid_case_is_a_command_error_with_positions(
     mini: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # it used to abort the whole run; since issue 10 the other cases still run
+    # as in the reference: one error envelope, no report (issue 23); with every finding placed
     tests = mini / "tests"
     write_case(tests / "a.yaml", case_document("good", "write", {"primaryNode": "write"}))
     bad = tests / "b.yaml"
@@ -562,12 +562,11 @@ def test_a_schema_invalid_case_is_an_errored_case_with_positions(
         "expect:\n  statusCode: fine\n  primaryNod: write\n",
         encoding="utf-8",
     )
-    code, doc = agc_json(["test", str(tests), "-m", str(mini / "provider.yaml")], capsys)
-    assert code == 1
-    assert (doc["total"], doc["failed"], doc["errors"]) == (2, 1, 1)
-    good, errored = doc["results"]
-    assert (good["name"], good["passed"]) == ("good", True)
-    error = errored["error"]
+    code, out, err = agc(
+        ["test", str(tests), "-m", str(mini / "provider.yaml"), "--format", "json"], capsys
+    )
+    assert (code, out) == (1, "")
+    error = json.loads(err)["error"]
     assert error["code"] == "schema-invalid"
     assert error["message"] == f"{bad} does not match test-case.schema.json"
     where = {(d["code"], d["detail"]["line"], d["detail"]["column"]) for d in error["diagnostics"]}
@@ -575,23 +574,23 @@ def test_a_schema_invalid_case_is_an_errored_case_with_positions(
     assert any(code == "schema.additionalProperties" and line == 7 for code, line, _ in where)
 
 
-def test_unparsable_case_and_unknown_graph_are_errored_cases(
+def test_unparsable_case_and_unknown_graph_are_command_errors(
     mini: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     manifest = str(mini / "provider.yaml")
     broken = mini / "broken.yaml"
     broken.write_text("schema: agent-graph.test.v1\nname: [unclosed\n", encoding="utf-8")
-    code, doc = agc_json(["test", str(broken), "-m", manifest], capsys)
-    [result] = doc["results"]
-    assert (code, result["error"]["code"]) == (1, "parse-failed")
-    assert result["error"]["message"].startswith(f"Cannot parse {broken}:")
+    code, out, err = agc(["test", str(broken), "-m", manifest, "--format", "json"], capsys)
+    error = json.loads(err)["error"]
+    assert (code, out, error["code"]) == (1, "", "parse-failed")
+    assert error["message"].startswith(f"Cannot parse {broken}:")
     document = case_document("lost", "write", {})
     document["graph"] = "nowhere"
     lost = write_case(mini / "lost.yaml", document)
-    code, doc = agc_json(["test", str(lost), "-m", manifest], capsys)
-    [result] = doc["results"]
-    assert (code, result["error"]["code"]) == (1, "graph-missing")
-    located = result["error"]["diagnostics"][-1]
+    code, out, err = agc(["test", str(lost), "-m", manifest, "--format", "json"], capsys)
+    error = json.loads(err)["error"]
+    assert (code, out, error["code"]) == (1, "", "graph-missing")
+    located = error["diagnostics"][-1]
     assert located["path"] == str(lost)
     assert located["detail"]["pointer"] == "/graph"
     assert located["detail"]["line"] == 3

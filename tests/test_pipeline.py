@@ -27,6 +27,7 @@ def test_the_table_lists_the_passes_in_the_order_they_run() -> None:
         "check-reason-codes",
         "check-materializers",
         "check-skills",
+        "check-loose-ends",
         "raise-collected",
         "digests",
         "verify-bundle-sources",
@@ -68,7 +69,7 @@ def test_problems_are_raised_once_after_the_checks(tmp_path: Path) -> None:
     with pytest.raises(AgentGraphError) as info:
         compile_manifest(state)
     assert info.value.code == "file-missing"
-    assert state.done[-1] == "check-skills"  # raise-collected stopped the run
+    assert state.done[-1] == "check-loose-ends"  # raise-collected stopped the run
 
 
 def test_check_provider_returns_diagnostics_and_never_raises(tmp_path: Path) -> None:

@@ -162,7 +162,8 @@ def test_a_case_naming_an_unknown_graph_fails_its_item_with_the_error(
     result.stdout.fnmatch_lines(
         [
             "graph-missing: Provider example.weekly-report has no graph nowhere",
-            "  */99-lost.yaml:3:8: graph-missing: in graph test 'lost'",
+            "  */99-lost.yaml:3:8: graph-missing: Provider example.weekly-report has no graph "
+                "nowhere (graph test 'lost')",
         ]
     )
 

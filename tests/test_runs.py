@@ -486,7 +486,8 @@ def _valid_text(tmp_path: Path) -> str:
 def _damaged(tmp_path: Path) -> dict[str, tuple[str, str]]:
     valid = _valid_text(tmp_path)
     doc = json.loads(valid)
-    gap = {**doc, "events": [{**doc["events"][0], "sequence": 2}]}
+    first = doc["events"][0]
+    gap = {**doc, "events": [first, {**first, "type": "facts.updated", "sequence": 3}]}
     return {
         "truncated": (valid[: len(valid) // 2], "parse-failed"),
         "empty": ("", "parse-failed"),
@@ -547,8 +548,8 @@ def test_gap_points_at_the_event(tmp_path: Path) -> None:
     path = tmp_path / "run.json"
     path.write_text(text, encoding="utf-8")
     failure = error(lambda: FileRunStore().load(path))
-    assert failure.diagnostics[0].pointer == "/events/0/sequence"
-    assert "without gaps" in failure.message
+    assert failure.diagnostics[0].pointer == "/events/1/sequence"
+    assert "event 2 has sequence 3, which skips 2" in failure.message
 
 
 def test_a_yaml_run_is_read_and_rewritten_as_json(tmp_path: Path) -> None:

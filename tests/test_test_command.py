@@ -1,9 +1,11 @@
-"""``agc test``: errored cases do not stop the run; ``-v`` lists cases; ``-k`` selects them.
+"""``agc test``: broken cases are one command error; ``-v`` lists cases; ``-k`` selects them.
 
 A case file that cannot be loaded (schema-invalid, unparsable) or run (an unknown
-graph) is an errored case: ``ERROR <name>`` and its positioned error in the human
-output, an ``error`` member in its JSON result (and ``errors`` in the document), a
-JUnit ``<error>``. The other cases still run and the exit code is 1.
+graph) makes ``agc test`` a command error, as in the reference: one
+``agent-graph.error.v1`` envelope on stderr with the first broken case's code, exit 1,
+nothing on stdout; its diagnostics name every broken case with file, line and column.
+The library (and the pytest plugin) keeps each as an errored result, and the JUnit
+report has an ``<error>`` for each.
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ def agc(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 
 
 def errored_lines(root: Path) -> list[str]:
+    """What the library's report (the pytest plugin, ``report_lines``) says of the three."""
     tests = root / "tests"
     return [
         "ERROR a bad status",
@@ -95,7 +98,24 @@ def errored_lines(root: Path) -> list[str]:
         "    at tests/05-broken.yaml:3:1",
         "ERROR a lost graph",
         "  graph-missing: Provider example.weekly-report has no graph nowhere",
-        "    at tests/06-lost.yaml:3:8: graph-missing: in graph test 'a lost graph'",
+        "    at tests/06-lost.yaml:3:8: graph-missing: Provider example.weekly-report has no "
+        "graph nowhere (graph test 'a lost graph')",
+    ]
+
+
+def envelope(err: str) -> dict[str, object]:
+    document = json.loads(err)
+    assert document["schema"] == "agent-graph.error.v1"
+    error: dict[str, object] = document["error"]
+    return error
+
+
+def places(error: dict[str, object]) -> list[tuple[str, str, int, int]]:
+    """(file name, code, line, column) of each diagnostic of an envelope."""
+    found = error["diagnostics"]
+    assert isinstance(found, list)
+    return [
+        (Path(d["path"]).name, d["code"], d["detail"]["line"], d["detail"]["column"]) for d in found
     ]
 
 
@@ -106,55 +126,93 @@ FAILED_LINES = [
 ]
 
 
-# -- errored cases -------------------------------------------------------------------------------
+# -- broken cases: one command error, as in the reference, naming every one ---------------------
 
 
-def test_an_invalid_case_file_is_an_errored_case_and_the_rest_run(
-    project: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, err = agc(["test"], capsys)
-    assert (code, err) == (1, "")
-    assert out.splitlines() == [
-        "2/6 graph test(s) passed, 3 error(s)",
-        *FAILED_LINES,
-        *errored_lines(project),
-    ]
-
-
-def test_errored_cases_in_the_json_document(
+def test_broken_cases_are_one_command_error_naming_each(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, err = agc(["test", "--format", "json"], capsys)
-    assert (code, err) == (1, "")
-    document = json.loads(out)
-    assert {k: document[k] for k in ("state", "total", "failed", "errors")} == {
-        "state": "failed",
-        "total": 6,
-        "failed": 4,
-        "errors": 3,
-    }
-    results = document["results"]
-    assert [(r["name"], r["passed"], "error" in r) for r in results] == [
-        (FRESH, True, False),
-        (PARTIAL, True, False),
-        ("the week starts with publishing", False, False),
-        ("a bad status", False, True),
-        ("05-broken.yaml", False, True),
-        ("a lost graph", False, True),
-    ]
-    bad = results[3]
-    assert bad["path"] == str(project / "tests" / "04-bad.yaml")
-    assert bad["failures"] == [
-        f"schema-invalid: {project / 'tests' / '04-bad.yaml'} does not match test-case.schema.json"
-    ]
-    assert bad["error"]["code"] == "schema-invalid"
-    [finding] = bad["error"]["diagnostics"]
-    assert (finding["code"], finding["detail"]["line"], finding["detail"]["column"]) == (
-        "schema.enum",
-        6,
-        15,
+    assert (code, out) == (1, "")
+    error = envelope(err)
+    assert error["code"] == "schema-invalid"  # the first broken case's, as the reference says
+    assert error["message"] == (
+        f"{project / 'tests' / '04-bad.yaml'} does not match test-case.schema.json "
+        "(and 2 more broken graph test case(s), in the diagnostics)"
     )
-    assert results[5]["error"]["diagnostics"][-1]["detail"]["pointer"] == "/graph"
+    assert places(error) == [
+        ("04-bad.yaml", "schema.enum", 6, 15),
+        ("05-broken.yaml", "parse-failed", 3, 1),
+        ("06-lost.yaml", "graph-missing", 3, 8),
+    ]
+    diagnostics = error["diagnostics"]
+    assert isinstance(diagnostics, list)
+    assert diagnostics[2]["detail"]["pointer"] == "/graph"
+    assert "no graph nowhere" in diagnostics[2]["message"]
+
+
+def test_broken_cases_in_human_output(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = agc(["test"], capsys)
+    assert (code, out) == (1, "")
+    lines = err.splitlines()
+    assert lines[0].startswith(f"ERROR schema-invalid: {project / 'tests' / '04-bad.yaml'} ")
+    located = [line for line in lines if line.startswith(str(project))]
+    assert [line.split(": ", 1)[0].removeprefix(str(project) + "/") for line in located] == [
+        "tests/04-bad.yaml:6:15",
+        "tests/05-broken.yaml:3:1",
+        "tests/06-lost.yaml:3:8",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "code", "message", "place"),
+    [
+        (
+            "04-bad.yaml",
+            "schema-invalid",
+            "{tests}/04-bad.yaml does not match test-case.schema.json",
+            ("04-bad.yaml", "schema.enum", 6, 15),
+        ),
+        (
+            "06-lost.yaml",
+            "graph-missing",
+            "Provider example.weekly-report has no graph nowhere",
+            ("06-lost.yaml", "graph-missing", 3, 8),
+        ),
+    ],
+)
+def test_a_single_broken_case_is_the_reference_error(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    code: str,
+    message: str,
+    place: tuple[str, str, int, int],
+) -> None:
+    exit_code, out, err = agc(["test", f"tests/{name}", "--format", "json"], capsys)
+    assert (exit_code, out) == (1, "")
+    error = envelope(err)
+    assert (error["code"], error["message"]) == (
+        code,
+        message.format(tests=project / "tests"),
+    )
+    assert places(error) == [place]
+
+
+def test_a_missing_expect_is_schema_invalid(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "tests" / "07-no-expect.yaml").write_text(
+        "schema: agent-graph.test.v1\nname: no expect\ngraph: report\nentry: default\n",
+        encoding="utf-8",
+    )
+    exit_code, out, err = agc(["test", "tests/07-no-expect.yaml", "--format", "json"], capsys)
+    assert (exit_code, out) == (1, "")
+    error = envelope(err)
+    assert error["code"] == "schema-invalid"
+    diagnostics = error["diagnostics"]
+    assert isinstance(diagnostics, list)
+    assert [d["detail"]["params"] for d in diagnostics] == [{"missingProperty": "expect"}]
 
 
 def test_a_run_without_errors_keeps_the_reference_document(
@@ -166,12 +224,13 @@ def test_a_run_without_errors_keeps_the_reference_document(
     assert list(json.loads(out)["results"][0]) == ["name", "path", "passed", "failures"]
 
 
-def test_a_single_invalid_file_is_one_errored_case(
-    project: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, err = agc(["test", "tests/04-bad.yaml"], capsys)
-    assert (code, err) == (1, "")
-    assert out.splitlines() == ["0/1 graph test(s) passed, 1 error(s)", *errored_lines(project)[:3]]
+def test_the_library_report_still_shows_errored_cases(project: Path) -> None:
+    results = run_tests(project / "provider.yaml", project / "tests")
+    assert report_lines(results, project) == [
+        "2/6 graph test(s) passed, 3 error(s)",
+        *FAILED_LINES,
+        *errored_lines(project),
+    ]
 
 
 def test_errored_cases_in_the_junit_report(
@@ -238,18 +297,16 @@ def test_the_api_reports_errored_results_too(project: Path) -> None:
 
 
 def test_verbose_lists_every_case_first(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for name in ("04-bad.yaml", "05-broken.yaml", "06-lost.yaml"):
+        (project / "tests" / name).unlink()
     code, out, _ = agc(["test", "-v"], capsys)
     assert code == 1
     assert out.splitlines() == [
         f"PASS {FRESH} (tests/01-fresh-week.yaml:2)",
         f"PASS {PARTIAL} (tests/02-partial-draft-repeats.yaml:2)",
         "FAIL the week starts with publishing (tests/03-wrong.yaml:2)",
-        "ERROR a bad status (tests/04-bad.yaml:2)",
-        "ERROR 05-broken.yaml (tests/05-broken.yaml:1)",
-        "ERROR a lost graph (tests/06-lost.yaml:2)",
-        "2/6 graph test(s) passed, 3 error(s)",
+        "2/3 graph test(s) passed",
         *FAILED_LINES,
-        *errored_lines(project),
     ]
     code, verbose, _ = agc(["test", "--verbose"], capsys)
     assert (code, verbose) == (1, out)
@@ -273,15 +330,21 @@ def test_verbose_when_everything_passes(project: Path, capsys: pytest.CaptureFix
 def test_k_selects_by_substring_and_keeps_unloadable_files(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    code, out, err = agc(["test", "-v", "-k", "DRAFT", "--format", "json"], capsys)
+    assert (code, out) == (1, "")  # 05-broken.yaml has no name to select by: always reported
+    assert [place[:2] for place in places(envelope(err))] == [
+        ("04-bad.yaml", "schema.enum"),
+        ("05-broken.yaml", "parse-failed"),
+    ]  # 03-wrong.yaml and 06-lost.yaml load, and their names do not match
+    (project / "tests" / "04-bad.yaml").unlink()
+    (project / "tests" / "05-broken.yaml").unlink()
     code, out, _ = agc(["test", "-v", "-k", "DRAFT"], capsys)
-    assert code == 1  # 05-broken.yaml has no name to select by: it is always reported
-    assert out.splitlines()[:5] == [
+    assert code == 0
+    assert out.splitlines() == [
         f"PASS {FRESH} (tests/01-fresh-week.yaml:2)",
         f"PASS {PARTIAL} (tests/02-partial-draft-repeats.yaml:2)",
-        "ERROR a bad status (tests/04-bad.yaml:2)",
-        "ERROR 05-broken.yaml (tests/05-broken.yaml:1)",
-        "2/4 graph test(s) passed, 2 error(s)",
-    ]  # 03-wrong.yaml and 06-lost.yaml load, and their names do not match
+        "2/2 graph test(s) passed",
+    ]
 
 
 def test_k_selects_by_glob(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

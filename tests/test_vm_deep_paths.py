@@ -50,7 +50,7 @@ def _deep_provider(root: Path) -> Path:
             edges = [{"from": STEP, "to": "call"}, {"from": "call", "to": "end"}]
         nodes.append({"id": "end", "kind": "terminal", "terminalOutcome": "completed"})
         path = f"graphs/g{level}.json"
-        graph = {"schema": "agent-graph.graph.v1", "id": NAME.format(level)}
+        graph: dict[str, Any] = {"schema": "agent-graph.graph.v1", "id": NAME.format(level)}
         graph |= {"entrypoints": {"default": STEP}, "nodes": nodes, "edges": edges}
         _write(root / path, graph)
         graphs.append(path)

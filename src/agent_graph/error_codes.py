@@ -126,7 +126,7 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
         "state-key-invalid": "run record got a key that is not a state key of the Run's graph",
         "detail-invalid": "--detail is not JSON data",
         "run-version-unsupported": "a Run file written by a newer toolchain",
-        "run-invalid": "events out of sequence or missing, or a value JSON cannot hold",
+        "run-invalid": "event sequences with a gap, a repeat or a fall, or a value JSON cannot hold",
         "run-locked": "another writer held the Run's lock for over a minute",
         "run-lock-invalid": "the Run's lock is a symbolic link, a directory or not a regular file",
         "file-write-failed": "the Run (or another output) cannot be written",
@@ -381,6 +381,7 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
         "resource-protocol-legacy": "a 0.2 agent-graph.resource.v1 descriptor",
         "node-unreachable": "no edge path from any entrypoint reaches the node",
         "outcome-key-unknown": "an outcome is recorded for a key that is no state key of the graph",
+        "action-file-unlisted": "a command Action runs a Provider file its files: does not list",
     },
 }
 

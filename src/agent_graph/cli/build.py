@@ -8,7 +8,7 @@ import click
 
 from .context import load_context, options
 from .options import provider_options
-from .render import emit
+from .render import emit, warnings_lines
 
 
 @click.command("build")
@@ -21,7 +21,8 @@ def build_command(ctx: click.Context, /, output: str, **local: Any) -> None:
     OUTPUT defaults to dist/provider (relative to the working directory). It is
     replaced only when it is empty or a previous bundle that verifies and holds
     nothing else (a file you added there stops the build); a failed build leaves it
-    as it was. Hosts load the bundle with --manifest OUTPUT/manifest.json.
+    as it was. Hosts load the bundle with --manifest OUTPUT/manifest.json. The
+    Provider's warnings (as agc validate shows them) follow the summary.
     """
     from ..bundles import cli_trust_store
     from ..compiler.provider.builder import build_bundle
@@ -36,5 +37,6 @@ def build_command(ctx: click.Context, /, output: str, **local: Any) -> None:
             f"Built {provider.id}@{provider.version} at {result.destination}",
             f"Bundle digest: {result.digest}",
             f"Compiled IR: {result.ir_path}",
+            *warnings_lines(provider.warnings, [provider.root]),
         ],
     )

@@ -317,12 +317,11 @@ def _status_lines(run: Run, path: str, doc: dict[str, Any], route: list[str]) ->
 @click.pass_context
 def run_status_command(ctx: click.Context, /, state: str, **local: Any) -> None:
     """Evaluate the Run's Graph and entry against the Provider, with the Run's state."""
-    from ..runs import ensure_provider, evaluation_input, read_run
+    from ..runs import evaluation_input, read_run
 
     opts = options(ctx, **local)
     context = load_context(opts)
-    run = read_run(state)
-    ensure_provider(run, context.provider.id)
+    run = read_run(state, context.provider.id)  # whose Run, before how it is written
     evaluation = compile_context(context).evaluate(run.graph, run.entry, evaluation_input(run))
     doc = evaluation.to_dict()
     if opts.fmt == "human":

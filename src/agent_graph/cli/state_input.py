@@ -96,11 +96,11 @@ class RunFile:
         return self.run.provider
 
 
-def load_run(path: str) -> RunFile:
+def load_run(path: str, provider_id: str | None = None) -> RunFile:
     """Read and check a Run file (errors name its absolute path; see ``agent_graph.runs``)."""
     from ..runs import read_run
 
-    run = read_run(path)
+    run = read_run(path, provider_id)
     return RunFile(Path(os.path.abspath(path)), run)
 
 
@@ -154,7 +154,7 @@ def evaluation_input(
         )
     from ..runs import evaluation_input as run_evaluation_input  # only with a Run: start-up
 
-    loaded = load_run(state)
+    loaded = load_run(state, provider_id)
     routing = run_evaluation_input(
         loaded.run,
         facts=direct_facts,

@@ -5,12 +5,14 @@ Output is the reference's (JSON ``{"state","total","failed","results"}``; human
 with the file, line and column of each unmet expectation added to the human lines.
 Exit 1 when any case fails; a missing or empty test path is an error.
 
-A case that cannot be loaded or run (a schema-invalid file, an unknown graph) does
-not stop the run, unlike in the reference: it is an errored case ("ERROR <name>" and
-its positioned error; an ``error`` member in its JSON result and ``errors`` in the
-document; a JUnit ``<error>``), the others still run, and the exit code is 1.
-``-v`` lists every case first (``PASS|FAIL|ERROR <name> (<file>:<line>)``); ``-k``
-runs only the cases whose name matches (``test-cases-empty`` when none does).
+A case that cannot be loaded or run (a schema-invalid file, an unknown graph) is a
+command error, as in the reference: one ``agent-graph.error.v1`` envelope on stderr with
+the first broken case's code and message, exit 1, no report on stdout. Unlike the
+reference, every case is still read first, so the envelope's diagnostics name every
+broken case (file, line, column), not only the first; a ``--junit-xml`` report is still
+written, with an ``<error>`` per broken case. ``-v`` lists every case first
+(``PASS|FAIL <name> (<file>:<line>)``); ``-k`` runs only the cases whose name matches
+(``test-cases-empty`` when none does).
 
 ``--junit-xml FILE`` replaces FILE only when it is a previous report of ours, never a
 file the Provider is read from (``junit-target-exists``, before anything is written).
@@ -67,12 +69,12 @@ def test_command(
 ) -> None:
     """Evaluate graph test cases (agent-graph.test.v1) under PATH (default: tests).
 
-    Cases are YAML or JSON files, found recursively; nothing is executed. A case
-    that cannot be loaded or run is reported as an error and the others still run.
-    Exit code 1 when any case fails or errors.
+    Cases are YAML or JSON files, found recursively; nothing is executed. Exit code 1
+    when any case fails. A case that cannot be loaded or run is a command error (exit 1)
+    whose diagnostics list every such case.
     """
     from .. import program_of
-    from ..testing import iter_results, report_lines, summary, write_junit
+    from ..testing import broken_cases_error, iter_results, report_lines, summary, write_junit
 
     opts = options(ctx, **local)
     context = load_context(opts)
@@ -87,6 +89,9 @@ def test_command(
         ]
         keep += [given for given in (opts.manifest, opts.skill, opts.registry) if given]
         write_junit(junit_xml, results, suite=provider.id, keep=keep)
+    broken = broken_cases_error(results)
+    if broken is not None:
+        raise broken
     emit(opts.fmt, summary(results), report_lines(results, verbose=verbose))
     if any(not result.passed for result in results):
         ctx.exit(1)

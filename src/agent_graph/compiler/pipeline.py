@@ -4,8 +4,9 @@ Each row names a pass and says what it needs from the passes above it. The Provi
 table keeps the reference's check order exactly (reference-behaviour §1): the first
 problem recorded is the error the reference would have thrown, so it becomes the
 envelope's ``error.code``; later checks still run so one run reports every problem.
-Checks the reference does not make (``check-skills``) come after all of its checks
-and before ``raise-collected``, so they add problems without changing the first one.
+Checks the reference does not make (``check-skills``, and ``check-loose-ends``, which
+only warns) come after all of its checks and before ``raise-collected``, so they add
+problems without changing the first one.
 
 ``stop_after`` ends the run after a named pass (tools and tests look at the state
 there); :func:`run` on a state that stopped earlier carries on from where it stopped.
@@ -44,6 +45,7 @@ PROVIDER_PASSES: tuple[Pass[p.ProviderState], ...] = (
     Pass("check-reason-codes", "the loaded code catalog and graphs", p.check_reason_codes),
     Pass("check-materializers", "the loaded dynamic resources and their Actions", p.check_materializers),
     Pass("check-skills", "the loaded Actions' agent Skills: readable frontmatter (beyond the reference)", p.check_skills),
+    Pass("check-loose-ends", "the loaded Skills bound to this Provider, command Actions' files (warnings, beyond the reference)", p.check_loose_ends),
     Pass("raise-collected", "every problem the checks recorded (raised as one error)", p.raise_collected),
     Pass("digests", "a Provider that passed every check: its reachable files", p.digests),
     Pass("verify-bundle-sources", "the bundle (when there is one) and the loaded Provider: part B", p.verify_bundle_sources),

@@ -402,28 +402,31 @@ def check_version(value: Any, display: str) -> None:
 
 
 def check_integrity(document: Mapping[str, Any], display: str) -> None:
-    """What the schema cannot say: the log is not empty and numbered 1, 2, 3 … without gaps.
+    """What the schema cannot say: the log's numbers rise by one, without gaps or repeats.
 
-    Every Run starts with its ``run.started`` event, so an empty log is a damaged
-    Run (appending to it would renumber the log from 1 with no start).
+    Every schema-valid Run is read, as the reference reads it: a log may be empty or
+    begin with any event at any sequence (a host may keep its own start, or prune old
+    events); a write continues from the last sequence (or 1). What no host can mean is
+    refused: a gap, a repeated number or a number that goes down.
     """
     events: Sequence[Mapping[str, Any]] = document["events"]
-    if not events:
-        message = "the event log is empty; a Run's log starts with its run.started event"
+    for index in range(1, len(events)):
+        previous, current = events[index - 1]["sequence"], events[index]["sequence"]
+        if current == previous + 1:
+            continue
+        if current == previous:
+            what = "repeats the sequence of the event before it"
+        elif current < previous:
+            what = f"goes down from {previous}"
+        else:
+            what = f"skips {previous + 1}" + ("" if current == previous + 2 else f"–{current - 1}")
+        pointer = f"/events/{index}/sequence"
+        message = (
+            f"event {index + 1} has sequence {current}, which {what}; "
+            "each event's sequence is the one before it plus 1"
+        )
         raise AgentGraphError(
             "run-invalid",
             f"{display} is not a consistent Run: {message}",
-            [Diagnostic("run-invalid", message, path=display, pointer="/events")],
+            [Diagnostic("run-invalid", message, path=display, pointer=pointer)],
         )
-    for index, event in enumerate(events):
-        if event["sequence"] != index + 1:
-            pointer = f"/events/{index}/sequence"
-            message = (
-                f"event {index + 1} has sequence {event['sequence']}; "
-                "events must be numbered 1, 2, 3 … without gaps"
-            )
-            raise AgentGraphError(
-                "run-invalid",
-                f"{display} is not a consistent Run: {message}",
-                [Diagnostic("run-invalid", message, path=display, pointer=pointer)],
-            )

@@ -146,18 +146,21 @@ else:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
-def read_document(path: Path, display: str) -> dict[str, Any]:
+def read_document(path: Path, display: str, provider: str | None = None) -> dict[str, Any]:
     """Read and check a Run file: JSON for ``.json``, YAML 1.2 otherwise (as the reference).
 
     Errors: ``file-read-failed``, ``file-too-large``, ``parse-failed`` (truncated or
     not JSON/YAML), ``run-version-unsupported``, ``schema-invalid`` (with line and
-    column), ``run-invalid``.
+    column), ``run-provider-mismatch`` (with ``provider``), ``run-invalid``.
     """
     from ..documents.sources import parse_json, read_structured, read_text
 
     if path.suffix.lower() != ".json":
         document = read_structured(path, display=display)
-        return check_document(document.value, display, lambda: document.source, parsed=True)
+        source = document.source
+        return check_document(
+            document.value, display, lambda: source, parsed=True, provider=provider
+        )
     text = read_text(path, display=display)
     try:
         value = codec.loads(text)
@@ -171,13 +174,17 @@ def read_document(path: Path, display: str) -> dict[str, Any]:
         except Exception:
             return None
 
-    return check_document(value, display, positions, parsed=True)
+    return check_document(value, display, positions, parsed=True, provider=provider)
 
 
-def read_run(path: RunRef) -> Run:
-    """Read a Run file without taking its lock (a reader always sees a whole version)."""
+def read_run(path: RunRef, provider: str | None = None) -> Run:
+    """Read a Run file without taking its lock (a reader always sees a whole version).
+
+    With ``provider``, a Run of another Provider is refused (``run-provider-mismatch``)
+    before its log is checked, as the reference refuses it.
+    """
     absolute = Path(os.path.abspath(os.fspath(path)))
-    return Run(read_document(absolute, str(absolute)))
+    return Run(read_document(absolute, str(absolute), provider))
 
 
 class FileRunStore(BaseRunStore[Path]):

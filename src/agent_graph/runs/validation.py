@@ -12,7 +12,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AgentGraphError, Diagnostic
-from .document import check_integrity, check_version, not_unicode, printable
+from .document import Run, check_integrity, check_version, not_unicode, printable
+from .evaluation import ensure_provider
 
 if TYPE_CHECKING:
     from ..documents.sourcemap import SourceMap
@@ -68,6 +69,7 @@ def check_document(
     positions: Callable[[], SourceMap | None] | None = None,
     *,
     parsed: bool = False,
+    provider: str | None = None,
 ) -> dict[str, Any]:
     """``value`` as a checked Run document, or the error a host can act on.
 
@@ -75,7 +77,9 @@ def check_document(
     for text that is not Unicode (an unpaired surrogate); ``schema-invalid``
     ("<display> does not match run.schema.json", one diagnostic per finding, with
     line and column when ``positions`` can supply a source map); ``run-invalid`` for
-    an empty event log or one with gaps. ``positions`` is only called when there is
+    a log with a gap, a repeated or a falling sequence. With ``provider``, a Run of
+    another Provider is ``run-provider-mismatch`` as soon as its shape is known: what
+    the Run *is* is told before how it is written. ``positions`` is only called when there is
     a finding to place. ``parsed`` says ``value`` was just read by a reader that
     refuses text which is not Unicode (the Run codec, the JSON and YAML readers),
     which spares a whole-document pass; a document about to be written never is.
@@ -91,6 +95,8 @@ def check_document(
         if source is not None:
             problem = validate("run", value, path=display, source=source) or problem
         raise AgentGraphError(problem.code, problem.message, problem.diagnostics)
+    if provider is not None:
+        ensure_provider(Run(value), provider)
     try:
         check_integrity(value, display)
     except AgentGraphError as error:

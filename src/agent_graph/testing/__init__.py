@@ -22,6 +22,7 @@ from .discovery import TEST_SCHEMA, GraphTestCase, discover, load_case, try_load
 from .junit import junit_xml, write_junit
 from .runner import (
     CaseResult,
+    broken_cases_error,
     case_line,
     error_lines,
     failure_lines,
@@ -43,6 +44,7 @@ __all__ = [
     "CaseResult",
     "Failure",
     "GraphTestCase",
+    "broken_cases_error",
     "case_line",
     "check_case",
     "discover",

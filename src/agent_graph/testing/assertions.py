@@ -156,7 +156,7 @@ def _located(case: GraphTestCase, error: AgentGraphError, pointer: str) -> Agent
     """The same error, with a diagnostic pointing at the case that caused it."""
     if error.code == "graph-missing":
         pointer = "/graph"
-    note = case.diagnostic(error.code, f"in graph test {case.name!r}", pointer)
+    note = case.diagnostic(error.code, f"{error.message} (graph test {case.name!r})", pointer)
     return AgentGraphError(error.code, error.message, [*error.diagnostics, note])
 
 

@@ -1,10 +1,11 @@
 """Running graph tests: one compiled Program, cases evaluated in discovery order.
 
-Files are read, checked and run one after the other, as in the reference. Unlike the
-reference, a case that cannot run (an unreadable or schema-invalid file, an unknown
-graph, an unusable state) does not abort the run: it is an *errored* result with
-its error, the other cases still run, and the run fails. :func:`check_case` never
-executes an Action.
+Files are read, checked and run one after the other, as in the reference. A case that
+cannot run (an unreadable or schema-invalid file, an unknown graph, an unusable state)
+is an *errored* result with its error and the other cases still run, so one pass finds
+every broken case: the pytest plugin reports each as its own error, and ``agc test``
+turns them into one command error, as the reference does, whose diagnostics name every
+broken case (:func:`broken_cases_error`). :func:`check_case` never executes an Action.
 
 Cases can be selected by name (``agc test -k``, :func:`name_matches`): a pattern
 with ``*``, ``?`` or ``[`` is a shell-style glob over the whole name, any other
@@ -18,12 +19,12 @@ import fnmatch
 import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..documents.paths import display_path
-from ..errors import AgentGraphError
+from ..errors import AgentGraphError, Diagnostic
 from .assertions import NO_PRIMARY_ROUTE, Failure, check_case, show
 from .discovery import GraphTestCase, _absolute, discover, try_load_case
 
@@ -153,6 +154,35 @@ def run_tests(
 
         program = compile_provider(manifest)
     return list(iter_results(program, path, keyword=keyword))
+
+
+def broken_cases_error(results: Sequence[CaseResult]) -> AgentGraphError | None:
+    """One error for every case that could not run, or None when all could.
+
+    The reference aborts ``agc test`` at the first broken case with that case's error
+    (``schema-invalid``, ``graph-missing`` …); so does this, by code and message, but its
+    diagnostics hold every broken case's findings (file, line, column), first case
+    first, so one run shows all there is to mend.
+    """
+    broken = [result for result in results if result.error is not None]
+    if not broken:
+        return None
+    diagnostics: list[Diagnostic] = []
+    for result in broken:
+        error = result.error
+        assert error is not None
+        found = error.diagnostics or [
+            Diagnostic(error.code, error.message, path=str(result.path), line=result.case.line)
+        ]
+        diagnostics += [
+            d if d.path is not None else replace(d, path=str(result.path)) for d in found
+        ]
+    first = broken[0].error
+    assert first is not None
+    message = first.message
+    if len(broken) > 1:
+        message += f" (and {len(broken) - 1} more broken graph test case(s), in the diagnostics)"
+    return AgentGraphError(first.code, message, diagnostics)
 
 
 def summary(results: Sequence[CaseResult]) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from ...ir import records as r
 from .bundle_check import verify_against_provider
 from .digests import compute_digests
 from .loader import ProviderLoader
+from .loose_ends import bound_skill_warnings, unlisted_file_warnings
 from .model import LoadedProvider
 from .versions import compatibility_warnings
 
@@ -142,6 +143,19 @@ def check_materializers(state: ProviderState) -> None:
 
 def check_skills(state: ProviderState) -> None:
     state.checks.check_skills()
+
+
+def check_loose_ends(state: ProviderState) -> None:
+    """Warnings only (:mod:`.loose_ends`): bound Skills, command files left out of ``files:``."""
+    loader = state.checks
+    provider_id = state.manifest.get("id")
+    if not isinstance(provider_id, str) or state.sink.failed:
+        return  # a Provider that fails anyway: its errors say enough
+    warnings = bound_skill_warnings(loader.root, loader.manifest_path, provider_id, loader.graphs)
+    memo = {path: files or [] for path, files in loader.action_file_memo.items()}
+    warnings += unlisted_file_warnings(loader.root, loader.actions, memo)
+    for warning in warnings:
+        state.sink.warn(warning)
 
 
 def raise_collected(state: ProviderState) -> None:

@@ -17,7 +17,7 @@ import pytest
 
 from agent_graph import flow
 from agent_graph.errors import AgentGraphError
-from agent_graph.flow import records as r
+from agent_graph.ir import flow_records as r
 from cli_support import ok_json, run
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -45,16 +45,26 @@ ALLOWED: dict[str, set[str]] = {
     "bundles": BASE | {"documents", "ir"},
     "runs": BASE | {"documents", "ir", "vm"},
     "materialize": BASE | {"vm", "ir", "exec", "documents"},
-    "compiler": BASE | {"documents", "bundles", "ir", "exec", "schemas"},
+    # the compiler's facade (compile_manifest, compile_flow) over its two front ends; each
+    # front end runs its pass table through the shared machinery and imports no other
+    "compiler": BASE | {"compiler.passes", "compiler.provider", "compiler.flow", "bundles"},
+    "compiler.passes": set(),
+    "compiler.provider": BASE
+    | {"compiler.passes", "documents", "bundles", "ir", "exec", "schemas"},
+    "compiler.flow": BASE | {"compiler.passes", "documents", "ir"},
     "ROOT": BASE | {"compiler", "bundles", "vm"},
     # Provider authoring (init, import, migrate): writes sources, reads them back through the
     # compiler to prove what it wrote validates
-    "authoring": BASE | {"documents", "compiler", "schemas"},
-    # Flow packages (FLOW.md): their own front end on the shared documents layer and IR codec
-    "flow": BASE | {"documents", "ir", "exec", "schemas"},
+    "authoring": BASE | {"documents", "compiler", "compiler.provider", "schemas"},
+    # Flow packages: the facade (check, compile, run) wires the front end to the runtime
+    "flow": BASE | {"compiler", "compiler.flow", "ir", "flow.runtime", "flow.agents"},
+    # the runtime runs Flow IR: no front end; the durable record, commands through exec
+    "flow.runtime": BASE | {"documents", "ir", "exec", "flow.agents"},
+    # Agent adapters: the protocol and its transports, nothing of the runtime's
+    "flow.agents": BASE | {"exec"},
     # pictures of graphs (Mermaid, DOT, SVG through Graphviz) and explanations: they read the
     # VM's evaluation trace and the Flow IR, and run Graphviz through exec; they evaluate nothing
-    "pictures": BASE | {"ir", "vm", "flow", "exec"},
+    "pictures": BASE | {"ir", "vm", "exec"},
     "testing": BASE | {"ROOT", "documents", "vm"},
     "pytest_plugin": BASE | {"ROOT", "testing", "vm"},
     "cli": BASE
@@ -71,6 +81,9 @@ ALLOWED: dict[str, set[str]] = {
         "materialize",
         "authoring",
         "flow",
+        "flow.runtime",
+        "compiler.flow",
+        "compiler.provider",
         "pictures",
     },
     "__main__": {"cli"},
@@ -116,8 +129,14 @@ def imports_of(root: Path) -> Iterator[Import]:
                     yield Import(name, node.lineno, candidate if candidate in modules else source)
 
 
+#: Parts inside a part: each front end, the pass machinery, the Flow runtime and its Agents.
+SUB_PARTS = {"compiler.passes", "compiler.provider", "compiler.flow", "flow.runtime", "flow.agents"}
+
+
 def part_of(module: str) -> str:
     parts = module.split(".")
+    if len(parts) >= 3 and f"{parts[1]}.{parts[2]}" in SUB_PARTS:
+        return f"{parts[1]}.{parts[2]}"
     return "ROOT" if len(parts) == 1 else parts[1]
 
 
@@ -169,6 +188,37 @@ def test_no_cycle_between_parts_root_package_included() -> None:
     assert part_cycles(PACKAGE) == []
 
 
+def module_cycles(root: Path) -> list[list[str]]:
+    """Circles of modules importing each other (lazy and TYPE_CHECKING imports count)."""
+    graph: dict[str, set[str]] = {}
+    for imp in imports_of(root):
+        if imp.module != imp.target and not imp.target.startswith(imp.module + "."):
+            graph.setdefault(imp.module, set()).add(imp.target)
+    found: list[list[str]] = []
+    state: dict[str, int] = {}
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = 1
+        trail.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                found.append([*trail[trail.index(nxt) :], nxt])
+            elif nxt not in state:
+                visit(nxt, trail)
+        trail.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [])
+    return found
+
+
+def test_no_two_modules_import_each_other_in_a_circle() -> None:
+    # a package's __init__ importing its own submodules is no circle (the prefix rule)
+    assert module_cycles(PACKAGE) == []
+
+
 def test_every_part_is_in_the_table() -> None:
     parts = {part_of(module_name(PACKAGE, p)) for p in PACKAGE.rglob("*.py")}
     assert parts - set(ALLOWED) == set()
@@ -179,6 +229,11 @@ def test_the_table_keeps_the_design_rules() -> None:
     assert not {"compiler", "documents", "bundles", "runs"} & (ALLOWED["vm"] | ALLOWED["ir"])
     assert "compiler" not in ALLOWED["runs"]
     assert "vm" not in ALLOWED["compiler"]
+    front_ends = {"compiler", "compiler.flow", "compiler.provider"}
+    assert not front_ends & (ALLOWED["flow.runtime"] | ALLOWED["flow.agents"])
+    assert not {"flow.runtime", "flow"} & (ALLOWED["compiler.flow"] | ALLOWED["flow.agents"])
+    assert not {"compiler.provider"} & ALLOWED["compiler.flow"]
+    assert not {"compiler.flow"} & ALLOWED["compiler.provider"]
     assert not {"compiler", "vm"} & ALLOWED["bundles"]
     assert not {"compiler", "vm", "bundles", "ir"} & ALLOWED["documents"]
 
@@ -191,15 +246,34 @@ def test_a_bad_import_is_caught_with_its_place(tmp_path: Path) -> None:
             "vm/__init__.py": "",
             "vm/evaluate.py": "def f():\n    from ..compiler import lower\n",
             "compiler/__init__.py": "lower = 1\n",
-            "compiler/passes.py": "from agent_graph.vm import evaluate\n",
+            "compiler/lower.py": "from agent_graph.vm import evaluate\n",
         },
     )
     found = violations(pkg, ALLOWED)
     assert found == [
-        "agent_graph.compiler.passes:1 imports agent_graph.vm.evaluate (compiler -> vm)",
-        "agent_graph.vm.evaluate:2 imports agent_graph.compiler (vm -> compiler)",
+        "agent_graph.compiler.lower:1 imports agent_graph.vm.evaluate (compiler -> vm)",
+        "agent_graph.vm.evaluate:2 imports agent_graph.compiler.lower (vm -> compiler)",
     ]
     assert part_cycles(pkg) == [["compiler", "vm", "compiler"]]
+
+
+def test_a_runtime_import_of_the_flow_front_end_is_caught(tmp_path: Path) -> None:
+    pkg = _write(
+        tmp_path / "agent_graph",
+        {
+            "__init__.py": "",
+            "flow/__init__.py": "",
+            "flow/runtime/__init__.py": "",
+            "flow/runtime/api.py": "def run():\n    from ...compiler.flow import package\n",
+            "compiler/__init__.py": "",
+            "compiler/flow/__init__.py": "",
+            "compiler/flow/package.py": "",
+        },
+    )
+    assert violations(pkg, ALLOWED) == [
+        "agent_graph.flow.runtime.api:2 imports agent_graph.compiler.flow.package "
+        "(flow.runtime -> compiler.flow)"
+    ]
 
 
 def test_a_root_package_cycle_is_caught(tmp_path: Path) -> None:

@@ -126,7 +126,7 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
         "state-key-invalid": "run record got a key that is not a state key of the Run's graph",
         "detail-invalid": "--detail is not JSON data",
         "run-version-unsupported": "a Run file written by a newer toolchain",
-        "run-invalid": "event sequences with a gap, a repeat or a fall, or a value JSON cannot hold",
+        "run-invalid": "event sequences with a gap, repeat or fall, or a value JSON cannot hold",
         "run-locked": "another writer held the Run's lock for over a minute",
         "run-lock-invalid": "the Run's lock is a symbolic link, a directory or not a regular file",
         "file-write-failed": "the Run (or another output) cannot be written",
@@ -337,6 +337,8 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
         "run-child-direct-resume": "resume of a child Run; it resumes with its parent (named)",
         "run-fingerprint-mismatch": "the Flow's files (or a child Flow's) changed since the Run",
         "run-entry-missing": "the Run's recorded FLOW.md no longer exists",
+        "flow-program-missing": "runtime resume of a Run that kept no program, given no compile",
+        "flow-program-unplaced": "a Flow program given to start does not say where its files are",
         "run-flow-mismatch": (
             "the recorded entry now holds another Flow, or the record another's nodes"
         ),

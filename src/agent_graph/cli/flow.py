@@ -44,19 +44,18 @@ def flow_group(ctx: click.Context) -> None:
 @click.pass_context
 def check_command(ctx: click.Context, /, entry: str, lenient: bool, **local: Any) -> None:
     """Check a Flow package and every Flow it runs: structure, actions, resources."""
-    from ..flow.lower import lower
-    from ..flow.package import load_closure
-    from ..flow.program import FlowProgram
+    from ..compiler import compile_flow
+    from ..compiler.flow.pipeline import FLOW_CHECKED
 
     fmt = options(ctx, **local).fmt
-    closure = load_closure(entry, strict=not lenient)
-    diagnostics = closure.diagnostics()
+    state = compile_flow(entry, stop_after=FLOW_CHECKED, lenient=lenient)
+    diagnostics = state.diagnostics()
     errors = [d for d in diagnostics if d.severity == "error"]
-    bases = [closure.base]
+    bases = [state.loaded.base]
     if errors:
         emit_error(fmt, AgentGraphError(errors[0].code, errors[0].message, diagnostics), bases)
         ctx.exit(1)
-    program = FlowProgram(lower(closure), closure.base)
+    program = compile_flow(state).program()
     root = program.root
     children = [program.flows[i].id for i in root.children]
     warnings = [d for d in diagnostics if d.severity == "warning"]
@@ -89,7 +88,7 @@ _register_graph()
 @click.pass_context
 def list_command(ctx: click.Context, /, root: str | None, **local: Any) -> None:
     """List the Flow packages under ROOT (default: .flows, else the working directory)."""
-    from ..flow.discover import discover
+    from ..flow import discover
 
     fmt = options(ctx, **local).fmt
     if root is None:

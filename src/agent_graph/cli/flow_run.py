@@ -147,7 +147,7 @@ def run_command(
     **local: Any,
 ) -> None:
     """Run a Flow: every visit is recorded in RUN.json, which `flow resume` continues."""
-    from ..flow.runtime import run
+    from ..flow import run
 
     fmt = options(ctx, **local).fmt
     summary = run(
@@ -185,7 +185,7 @@ def resume_command(
     **local: Any,
 ) -> None:
     """Resume an interrupted Run (its Flow's files must be unchanged)."""
-    from ..flow.runtime import resume
+    from ..flow import resume
 
     fmt = options(ctx, **local).fmt
     summary = resume(

@@ -1,25 +1,33 @@
-"""Flow packages (``FLOW.md``): load, check and compile them (flow-spec §1–§9, Appendix A).
+"""Flow packages (``FLOW.md``): check, compile and run them (flow-spec §1–§9, Appendix A–C).
 
 ``check(path)`` returns every diagnostic of the package and its closure of child Flows;
-``compile(path)`` returns the :class:`FlowProgram` a runtime executes without parsing
-Markdown again, or raises :class:`~agent_graph.errors.AgentGraphError` naming the first
-error in document order. ``discover(root)`` lists the packages under a directory.
+``compile(path)`` returns the :class:`FlowProgram` (Flow IR) the runtime executes, or
+raises :class:`~agent_graph.errors.AgentGraphError` naming the first error in document
+order. ``discover(root)`` lists the packages under a directory. These run the Flow pass
+table of the compiler (``agent_graph.compiler.flow.pipeline``).
 
-``run(path, task, state=…, agent=…, cwd=…)`` executes a Flow as a durable Run,
-``resume(state, agent=…)`` goes on with one, ``status(state)`` and ``events(state)``
-read its record (``docs/flow-runs.md``). ``agent`` is an :class:`AgentAdapter` (the
-protocol a host implements to bring its own Agent) or an ``--agent`` spec string.
+``run(path, task, state=…, agent=…, cwd=…)`` compiles once and starts a durable Run of
+the program, ``resume(state, agent=…)`` goes on with the program kept beside the Run,
+``status(state)`` and ``events(state)`` read its record (``docs/flow-runs.md``). The
+runtime itself (``agent_graph.flow.runtime``) runs IR and imports no front end; this
+module wires the two. ``agent`` is an :class:`AgentAdapter` (the protocol a host
+implements to bring its own Agent) or an ``--agent`` spec string.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..errors import AgentGraphError, Diagnostic
+from ..ir.flow_program import FlowProgram
 from .agents.protocol import AgentAdapter, AgentAnswer, AgentFailure, AgentRequest, ResultChoice
-from .discover import FlowEntry, discover
-from .program import FlowProgram
-from .runtime import RunSummary, Stop, events, resume, run, status
+from .runtime import RunSummary, Stop, events, status
+from .runtime.api import EventCallback
+
+if TYPE_CHECKING:
+    from ..compiler.flow.discover import FlowEntry
 
 __all__ = [
     "AgentAdapter",
@@ -41,28 +49,93 @@ __all__ = [
 ]
 
 
+def __getattr__(name: str) -> Any:
+    if name == "FlowEntry":  # the front end's type, imported when asked for
+        from ..compiler.flow.discover import FlowEntry
+
+        return FlowEntry
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def check(path: str | os.PathLike[str], *, lenient: bool = False) -> list[Diagnostic]:
     """Every error and warning of the Flow at ``path`` and its closure, in document order.
 
     Never raises for bad input: an entry that is not a package is a diagnostic too.
     ``lenient`` relaxes exactly the two rules Appendix C offers to relax (C.11, C.26).
     """
-    from .package import load_closure
+    from ..compiler import compile_flow
+    from ..compiler.flow.pipeline import FLOW_CHECKED
 
     try:
-        return load_closure(path, strict=not lenient).diagnostics()
+        return compile_flow(path, stop_after=FLOW_CHECKED, lenient=lenient).diagnostics()
     except AgentGraphError as error:
         return list(error.diagnostics)
 
 
 def compile(path: str | os.PathLike[str], *, lenient: bool = False) -> FlowProgram:
     """The compiled program of the Flow at ``path``; raises on any error."""
-    from .lower import lower
-    from .package import load_closure
+    from ..compiler import compile_flow
 
-    closure = load_closure(path, strict=not lenient)
-    diagnostics = closure.diagnostics()
-    errors = [d for d in diagnostics if d.severity == "error"]
-    if errors:
-        raise AgentGraphError(errors[0].code, errors[0].message, diagnostics)
-    return FlowProgram(lower(closure), closure.base)
+    return compile_flow(path, lenient=lenient).program()
+
+
+def discover(root: str | os.PathLike[str]) -> list[FlowEntry]:
+    """Every Flow package under ``root`` (``flow-id-duplicate`` when two share an id)."""
+    from ..compiler.flow.discover import discover as find
+
+    return find(root)
+
+
+def run(
+    path: str | os.PathLike[str],
+    task: Any,
+    *,
+    state: str | os.PathLike[str],
+    agent: AgentAdapter | str | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    agent_ref: str | None = None,
+    max_parallel: int | None = None,
+    max_visits: int | None = None,
+    command_timeout: float | None = None,
+    on_event: EventCallback | None = None,
+    stop: Stop | None = None,
+    handle_signals: bool = False,
+    lenient: bool = False,
+) -> RunSummary:
+    """Compile the Flow at ``path`` once and start a Run of that program, recorded in the
+    new file ``state`` (the options: :func:`agent_graph.flow.runtime.start`)."""
+    from .runtime import start
+
+    return start(
+        compile(path, lenient=lenient), task, state=state, agent=agent, cwd=cwd,
+        agent_ref=agent_ref, max_parallel=max_parallel, max_visits=max_visits,
+        command_timeout=command_timeout, on_event=on_event, stop=stop,
+        handle_signals=handle_signals,
+    )  # fmt: skip
+
+
+def resume(
+    state: str | os.PathLike[str],
+    *,
+    agent: AgentAdapter | str | None = None,
+    rerun_interrupted: bool = False,
+    max_parallel: int | None = None,
+    max_visits: int | None = None,
+    command_timeout: float | None = None,
+    on_event: EventCallback | None = None,
+    stop: Stop | None = None,
+    handle_signals: bool = False,
+) -> RunSummary:
+    """Go on with the Run in ``state`` on the program it started with (the options:
+    :func:`agent_graph.flow.runtime.resume`); a Run that kept none is compiled from its
+    files, as Runs were before programs were kept."""
+    from .runtime import resume as go_on
+
+    def compile_entry(entry: Path) -> FlowProgram:
+        return compile(entry)
+
+    return go_on(
+        state, agent=agent, rerun_interrupted=rerun_interrupted, max_parallel=max_parallel,
+        max_visits=max_visits, command_timeout=command_timeout, on_event=on_event, stop=stop,
+        handle_signals=handle_signals, compile=compile_entry,
+    )  # fmt: skip

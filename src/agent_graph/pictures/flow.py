@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from ..flow import records as fr
+from ..ir import flow_records as fr
 from .model import Cluster, Edge, Ids, Node, Picture, Shape, shorten
 
 _KIND_TEXT: Final[dict[int, str]] = {

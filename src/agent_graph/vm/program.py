@@ -288,7 +288,7 @@ class Program:
                 f"Resource receipts target Provider {normalized.receipts_provider}, "
                 f"current Provider is {self.ir.provider_id}",
             )
-        return build_route(self, candidate, evaluation.revision, normalized)
+        return build_route(self.ir, self.root, candidate, evaluation.revision, normalized)
 
 
 def load_program(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import Diagnostic
 from ..exec.argv import shell_argv
@@ -19,9 +19,6 @@ from .evaluate import Candidate
 from .kinds import Availability, GateResolution, StatusCode
 from .locations import FileLocation, Location, locate_file, locate_resource, with_read_state
 from .state import Normalized, Receipt
-
-if TYPE_CHECKING:
-    from .program import Program
 
 ROUTE_SCHEMA = "agent-graph.route.v1"
 
@@ -210,9 +207,9 @@ class Route:
 
 
 class _Builder:
-    def __init__(self, program: Program, revision: str, state: Normalized) -> None:
-        self.ir = program.ir
-        self.root: Path = program.root
+    def __init__(self, ir: r.Program, root: Path, revision: str, state: Normalized) -> None:
+        self.ir = ir
+        self.root = root
         self.revision = revision
         self.receipts: tuple[Receipt, ...] = state.receipts
         # the reference resolves the workspace even for plans that do not use it
@@ -316,15 +313,21 @@ class _Builder:
         )
 
 
-def build_route(program: Program, candidate: Candidate, revision: str, state: Normalized) -> Route:
-    """Resolve ``candidate`` (found at ``revision`` for ``state``) into a Route."""
-    builder = _Builder(program, revision, state)
+def build_route(
+    ir: r.Program, root: Path, candidate: Candidate, revision: str, state: Normalized
+) -> Route:
+    """Resolve ``candidate`` (found at ``revision`` for ``state``) into a Route.
+
+    ``ir`` and ``root`` (where the Provider's files are) rather than the ``Program``
+    that holds them: the Program calls this, so this module never needs its type.
+    """
+    builder = _Builder(ir, root, revision, state)
     node = candidate.node
-    action = program.ir.actions[node.action] if node.kind == r.ACTION else None
+    action = ir.actions[node.action] if node.kind == r.ACTION else None
     # resources first: a broken Skill fails with the same error wherever it is exposed
     resources = builder.resources(candidate, action)
     return Route(
-        provider=program.ir.provider_id,
+        provider=ir.provider_id,
         revision=revision,
         route_id=candidate.route_id,
         graph=candidate.graph.id,

@@ -160,9 +160,11 @@ def _manifest(provider: LoadedProvider, working: Path, sources: list[str]) -> di
 def _compile_bundle(working: Path, manifest: dict[str, Any]) -> tuple[bytes, str, list[str]]:
     """Load the written bundle the way its users will and lower it: (IR, digest, dirs)."""
     from ...ir import codec
-    from .. import compile_manifest
+    from ..passes import run
+    from .passes import new_state
+    from .pipeline import PROVIDER_PASSES
 
-    state = compile_manifest(working / MANIFEST_NAME)
+    state = run(PROVIDER_PASSES, new_state(working / MANIFEST_NAME))
     assert state.provider is not None
     assert state.data is not None
     loaded, data = state.provider, state.data

@@ -21,7 +21,7 @@ from pathlib import Path
 from ...documents.paths import Origin, portable
 from ...errors import AgentGraphError, Diagnostic
 from .model import LoadedAction, LoadedGraph
-from .skills import read_skill_binding
+from .skill_binding import read_skill_binding
 
 #: Directories a Provider keeps no Skills in (tools' caches and vendored trees).
 _SKIPPED_DIRECTORIES = frozenset({"node_modules", "__pycache__"})

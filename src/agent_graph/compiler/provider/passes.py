@@ -1,6 +1,6 @@
 """The Provider passes: each a function of the :class:`ProviderState` the earlier ones filled.
 
-The table that orders them is ``compiler.pipeline.PROVIDER_PASSES``. A pass either
+The table that orders them is ``compiler.provider.pipeline.PROVIDER_PASSES``. A pass either
 records problems in ``state.sink`` and lets later passes check what is still
 checkable, or raises when nothing after it could run (an unreadable manifest, a
 damaged bundle); ``raise_collected`` turns the collected problems into one error

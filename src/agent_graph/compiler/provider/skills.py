@@ -10,28 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 from ...documents.paths import Origin, display_path, ensure_file
 from ...documents.sourcemap import join_pointer
-from ...documents.sources import read_markdown, read_structured
+from ...documents.sources import read_structured
 from .model import LoadedProvider
+from .skill_binding import SkillBinding, read_skill_binding
 
 if TYPE_CHECKING:
     from .passes import ProviderState
 
 SKILL_BINDING_SCHEMA = "agent-graph.skill-binding.v1"
-_BINDING_KEYS = (
-    ("agent-graph", "locator"),
-    ("agent-graph.graph", "graph"),
-    ("agent-graph.entry", "entry"),
-)
 _DRIVE_ABSOLUTE = re.compile(r"^[A-Za-z]:[\\/]")
-
-
-@dataclass(frozen=True, slots=True)
-class SkillBinding:
-    skill_path: Path
-    locator: str
-    graph: str
-    entry: str
-    origin: Origin
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,38 +82,13 @@ def read_registry(path: str | os.PathLike[str]) -> Registry:
     return Registry(paths, origins)
 
 
-def read_skill_binding(skill_path: str | os.PathLike[str]) -> SkillBinding:
-    absolute = Path(os.path.abspath(skill_path))
-    display = display_path(absolute)
-    doc = read_markdown(absolute, display=display)
-    here = Origin(display, doc.source)
-    metadata = doc.value.get("metadata")
-    if not isinstance(metadata, dict):
-        raise here.at("/metadata").fail(
-            "skill-binding-missing", f"Skill {absolute} does not declare Agent Graph metadata"
-        )
-    values: dict[str, str] = {}
-    for key, name in _BINDING_KEYS:
-        value = metadata.get(key)
-        if not isinstance(value, str) or not value.strip():
-            raise here.at(f"/metadata/{key}" if key in metadata else "/metadata").fail(
-                "skill-binding-missing", f"Skill {absolute} does not declare metadata.{key}"
-            )
-        values[name] = value.strip()
-    return SkillBinding(
-        absolute,
-        values["locator"],
-        values["graph"],
-        values["entry"],
-        here.at("/metadata/agent-graph"),
-    )
-
-
 def resolve_skill_binding(
     skill_path: str | os.PathLike[str], registry: Registry | None = None
 ) -> ResolvedBinding:
     """Read a Skill's binding, locate and load its Provider, and check Graph and Entry."""
-    from .. import CHECKED, compile_manifest
+    from ..passes import run
+    from .passes import new_state
+    from .pipeline import CHECKED, PROVIDER_PASSES
 
     binding = read_skill_binding(skill_path)
     here, locator, skill = binding.origin, binding.locator, binding.skill_path
@@ -156,7 +118,7 @@ def resolve_skill_binding(
             "skill-locator-invalid", f"Unsupported agent-graph locator in {skill}: {locator}"
         )
     ensure_file(manifest_path, "registered provider manifest", here)
-    state = compile_manifest(manifest_path, stop_after=CHECKED)
+    state = run(PROVIDER_PASSES, new_state(manifest_path, None, None), stop_after=CHECKED)
     assert state.provider is not None
     provider = state.provider
     if locator.startswith("provider:") and provider.id != locator[len("provider:") :]:

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import AgentGraphError
-from .. import records as r
+from ...ir import flow_records as r
+from ...ir.flow_program import FlowProgram
 from ..agents.protocol import AgentAdapter
-from ..program import FlowProgram
 from .binding import BINDINGS
 from .failures import (
     AGENT_BOUND,
@@ -32,9 +32,12 @@ from .failures import (
     FLOW_MISMATCH,
     NOT_RESUMABLE,
     OPTION_INVALID,
+    PROGRAM_MISSING,
+    PROGRAM_UNPLACED,
     TASK_INVALID,
 )
 from .interrupt import Stop, signals_stop
+from .program_files import fingerprint_on_disk
 from .record import Record, new_document, new_run_id
 from .resume import check_children
 from .runner import Runner, Settings
@@ -106,8 +109,8 @@ def _settings(
     return Settings(agent=adapter, stop=stop or Stop(), on_event=on_event, **limits)
 
 
-def run(
-    path: str | os.PathLike[str],
+def start(
+    program: FlowProgram,
     task: Any,
     *,
     state: str | os.PathLike[str],
@@ -120,24 +123,30 @@ def run(
     on_event: EventCallback | None = None,
     stop: Stop | None = None,
     handle_signals: bool = False,
-    lenient: bool = False,
 ) -> RunSummary:
-    """Start a Run of the Flow at ``path`` with ``task``, recorded in the new file ``state``.
+    """Start a Run of a compiled ``program`` with ``task``, recorded in the new file ``state``.
 
-    ``agent``: an adapter, or an ``--agent`` spec string; ``agent_ref``: an existing Agent
-    the Run starts bound to (B.27); ``cwd``: the business project (default: this
+    ``program`` must know where its packages are (``base``: compiled here, or decoded with
+    ``base=``); its bytes are kept beside the record by digest, so a resume runs exactly
+    them. ``agent``: an adapter, or an ``--agent`` spec string; ``agent_ref``: an existing
+    Agent the Run starts bound to (B.27); ``cwd``: the business project (default: this
     process's working directory), recorded for resume (C.6).
     """
-    from .. import compile as compile_flow
-
     _check_options(max_parallel, max_visits, command_timeout)
     _check_json(task)
+    flow = program.root
+    root = program.package_root(flow)
+    if root is None:
+        raise AgentGraphError(
+            PROGRAM_UNPLACED,
+            f"The program of Flow {flow.id} does not say where its packages are: decode it "
+            "with FlowProgram.from_bytes(data, base=<directory holding the package>)",
+        )
     file = RunFile(state)
     file.check_new()
     where = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
     if not os.path.isdir(where):
         raise AgentGraphError(CWD_MISSING, f"The working directory does not exist: {where}")
-    program = compile_flow(path, lenient=lenient)
     adapter = _adapter(agent)
     if adapter is None and _needs_agent(program):
         raise AgentGraphError(AGENT_REQUIRED, _agent_hint(program))
@@ -146,9 +155,6 @@ def run(
             AGENT_BOUND,
             f"Agent {agent_ref} is bound to the active Run {BINDINGS.holder(agent_ref)}",
         )
-    flow = program.root
-    root = program.package_root(flow)
-    assert root is not None
     document = new_document(
         run_id=new_run_id(),
         flow=flow.id,
@@ -162,6 +168,7 @@ def run(
         binding=agent_ref,
         parent=None,
         first_node=flow.nodes[flow.start].ref,
+        program=program.digest,
     )
     settings = _settings(
         adapter, stop, on_event, max_parallel=max_parallel, max_visits=max_visits,
@@ -170,10 +177,15 @@ def run(
     record = Record(document, file, on_event, 0)
     record.event("run-started", task=task, cwd=where, agent=agent_ref)
     with file.lock():
+        file.keep_program(program.to_bytes(), program.digest)  # before a record names it
         record.create()
         with signals_stop(settings.stop) if handle_signals else nullcontext():
             Runner(program, flow, record, settings).drive()
     return _summary(record)
+
+
+#: Compiles the Flow at an entry path: how a resume gets a program none was kept for.
+Compile = Callable[[Path], FlowProgram]
 
 
 def resume(
@@ -187,14 +199,20 @@ def resume(
     on_event: EventCallback | None = None,
     stop: Stop | None = None,
     handle_signals: bool = False,
+    compile: Compile | None = None,
 ) -> RunSummary:
-    """Go on with the Run recorded in ``state`` (B.52–B.58); refusals change nothing."""
+    """Go on with the Run recorded in ``state`` (B.52–B.58); refusals change nothing.
+
+    The Run goes on with the program kept when it started, while its files are unchanged;
+    ``compile`` is used only for a Run that has none (one started before programs were
+    kept); without it such a Run is refused (``flow-program-missing``).
+    """
     _check_options(max_parallel, max_visits, command_timeout)
     file = RunFile(state)
     file.read()  # a missing or damaged record is refused before a lock file is made
     with file.lock():
         document = file.read()  # again, under the lock: the version we will drive
-        program = _resumable(file, document)
+        program = _resumable(file, document, compile)
         adapter = _adapter(agent)
         if adapter is None and _needs_agent(program):
             raise AgentGraphError(AGENT_REQUIRED, _agent_hint(program))
@@ -210,9 +228,38 @@ def resume(
     return _summary(record)
 
 
-def _resumable(file: RunFile, document: dict[str, Any]) -> FlowProgram:
-    from .. import compile as compile_flow
+def _kept(file: RunFile, document: dict[str, Any], entry: Path) -> FlowProgram | None:
+    """The program the Run started with, placed where its packages are now; None if none
+    was kept (or its file is unreadable or damaged: the sources then decide)."""
+    digest = document.get("program")
+    data = file.kept_program(digest) if isinstance(digest, str) else None
+    if data is None:
+        return None
+    try:
+        return FlowProgram.from_bytes(data, expected_digest=digest, base=entry.parent.parent)
+    except AgentGraphError:
+        return None
 
+
+def _compiled(entry: Path, compile: Compile | None, document: dict[str, Any]) -> FlowProgram:
+    if compile is None:
+        raise AgentGraphError(
+            PROGRAM_MISSING,
+            f"Run {document['runId']} has no kept program to resume with: resume it through "
+            "agent_graph.flow.resume (or agc flow resume), which compiles its Flow",
+        )
+    try:
+        return compile(entry)
+    except AgentGraphError as error:
+        raise AgentGraphError(
+            FINGERPRINT_MISMATCH,
+            f"The Flow at {entry} changed since the Run started and no longer compiles "
+            f"({error.code}: {error.message})",
+            error.diagnostics,
+        ) from None
+
+
+def _resumable(file: RunFile, document: dict[str, Any], compile: Compile | None) -> FlowProgram:
     parent = document.get("parent")
     if parent is not None:
         raise AgentGraphError(
@@ -227,29 +274,35 @@ def _resumable(file: RunFile, document: dict[str, Any]) -> FlowProgram:
     entry = Path(document["entryPath"])
     if not entry.is_file():
         raise AgentGraphError(ENTRY_MISSING, f"The Run's Flow is gone: {entry} does not exist")
-    try:
-        program = compile_flow(entry)
-    except AgentGraphError as error:
+    program = _kept(file, document, entry)
+    now: str | None
+    if program is None:
+        program = _compiled(entry, compile, document)
+        now = program.fingerprint
+    else:
+        now, gone = fingerprint_on_disk(program)
+        if now is None:
+            raise AgentGraphError(
+                FINGERPRINT_MISMATCH,
+                f"A Flow that {document['flow']} runs is gone since Run {document['runId']} "
+                f"started: {gone} has no FLOW.md; a Run resumes only on the files it started "
+                "with",
+            )
+    here = program.package_root(program.root)  # a kept program's entry, placed by entryPath
+    holds = program.root.id if here == entry.parent else entry.parent.name
+    if holds != document["flow"]:
         raise AgentGraphError(
-            FINGERPRINT_MISMATCH,
-            f"The Flow at {entry} changed since the Run started and no longer compiles "
-            f"({error.code}: {error.message})",
-            error.diagnostics,
-        ) from None
-    if program.root.id != document["flow"]:
-        raise AgentGraphError(
-            FLOW_MISMATCH,
-            f"{entry} now holds Flow {program.root.id}, not the Run's {document['flow']}",
+            FLOW_MISMATCH, f"{entry} now holds Flow {holds}, not the Run's {document['flow']}"
         )
     if (
-        program.fingerprint != document["fingerprint"]
+        now != document["fingerprint"]
         or program.record.fingerprint_version != document["fingerprintVersion"]
     ):
         raise AgentGraphError(
             FINGERPRINT_MISMATCH,
             f"The files of {document['flow']} or of a Flow it runs changed since Run "
             f"{document['runId']} started (fingerprint {document['fingerprint']}, now "
-            f"{program.fingerprint}); a Run resumes only on the files it started with",
+            f"{now}); a Run resumes only on the files it started with",
         )
     if not os.path.isdir(document["cwd"]):
         raise AgentGraphError(

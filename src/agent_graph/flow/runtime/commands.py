@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ... import exec as ex
-from .. import records as r
+from ...ir import flow_records as r
 from . import render
 from .failures import RunFailure
 

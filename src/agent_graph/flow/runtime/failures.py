@@ -43,6 +43,8 @@ AGENT_REQUIRED: Final = "agent-required"
 AGENT_BOUND: Final = "agent-bound"
 AGENT_SPEC_INVALID: Final = "agent-spec-invalid"
 WRITE_FAILED: Final = "file-write-failed"
+PROGRAM_UNPLACED: Final = "flow-program-unplaced"
+PROGRAM_MISSING: Final = "flow-program-missing"
 
 
 class RunFailure(Exception):

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from .store import SCHEMA, RunFile
+from .store import RunFile
+from .validate import SCHEMA
 
 EventSink = Callable[[dict[str, Any], int], None]
 
@@ -42,8 +43,9 @@ def new_document(
     binding: str | None,
     parent: dict[str, Any] | None,
     first_node: str,
+    program: str | None = None,
 ) -> dict[str, Any]:
-    return {
+    document: dict[str, Any] = {
         "schema": SCHEMA,
         "runId": run_id,
         "flow": flow,
@@ -52,6 +54,7 @@ def new_document(
         "fingerprint": fingerprint,
         "fingerprintVersion": fingerprint_version,
         "packageFingerprint": package_fingerprint,
+        **({"program": program} if program is not None else {}),
         "task": task,
         "cwd": cwd,
         "status": "running",
@@ -69,6 +72,12 @@ def new_document(
         "recoveries": [],
         "events": [],
     }
+    return document
+
+
+def round_of(document: dict[str, Any], round_id: str) -> dict[str, Any]:
+    """The round ``round_id`` of a Run document (the cursor names it; it exists)."""
+    return next(x for x in document["rounds"] if x["id"] == round_id)
 
 
 class Record:

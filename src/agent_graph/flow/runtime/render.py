@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any, Final
 
-from .. import records as r
+from ...ir import flow_records as r
 
 #: Part 3 of every prompt (§3.2): how to answer. The adapters turn it into their own
 #: submission mechanism (a tool, structured output, a JSON line).

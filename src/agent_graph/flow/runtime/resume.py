@@ -16,15 +16,18 @@ drive, recording what it decided (``recoveries`` and a ``recovery`` event):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from ...errors import AgentGraphError
+from ...ir import flow_records as r
 from .binding import BINDINGS
 from .failures import RECORD_INVALID, RunFailure
+from .record import Record, round_of
 from .store import RunFile
 
-if TYPE_CHECKING:
-    from .runner import Runner
+#: How recovery fails the Run: the runner's own failure path (visit, failure).
+Fail = Callable[[dict[str, Any] | None, RunFailure], None]
 
 
 def read_child(
@@ -70,10 +73,14 @@ def check_children(file: RunFile, document: dict[str, Any]) -> None:
     check_children(child_file, child)
 
 
-def recover(runner: Runner) -> None:
-    from .. import records as r
+def recover(record: Record, flow: r.Flow, rerun: bool, fail: Fail) -> None:
+    """Turn the record's unfinished position into one ``flow``'s runner can drive.
 
-    record, doc = runner.record, runner.doc
+    Takes the pieces it needs (``fail`` is the runner's failure path) rather than the
+    runner, which calls this: this module never imports the runner.
+    """
+    doc = record.doc
+    refs = {node.ref: i for i, node in enumerate(flow.nodes)}
     record.event("run-resumed", previous=doc["status"])
     doc["status"] = "running"
     binding = doc.get("agentBinding")
@@ -83,11 +90,10 @@ def recover(runner: Runner) -> None:
             f"Agent {binding} is bound to another active Run; the binding is left empty",
         )
         doc["agentBinding"] = None
-    rerun = runner.settings.rerun_interrupted
     cursor = doc["cursor"]
     if cursor["at"] == "node" and cursor.get("visit") is not None:
         visit = record.visit(cursor["visit"])
-        node = runner.flow.nodes[runner.refs[visit["node"]]]
+        node = flow.nodes[refs[visit["node"]]]
         if visit["status"] not in ("running", "interrupted"):
             record.commit()
             return
@@ -106,7 +112,7 @@ def recover(runner: Runner) -> None:
                 f"{node.ref}: the command was interrupted; it is not run again",
                 visit=visit["id"],
             )
-            runner._fail(None, _interrupted_command(node.ref))
+            fail(None, _interrupted_command(node.ref))
             return
         else:
             _settle(record, visit)
@@ -115,7 +121,7 @@ def recover(runner: Runner) -> None:
             cursor["visit"] = None
             cursor["retryOf"] = visit["id"]
     elif cursor["at"] == "round":
-        current = runner._round_of(cursor["round"])
+        current = round_of(doc, cursor["round"])
         stopped = []
         for ref, visit_id in current["branches"].items():
             if visit_id is None:
@@ -135,7 +141,7 @@ def recover(runner: Runner) -> None:
                 "refuse-command",
                 f"{', '.join(stopped)}: interrupted branch commands are not run again",
             )
-            runner._fail(None, _interrupted_command(", ".join(stopped)))
+            fail(None, _interrupted_command(", ".join(stopped)))
             return
     record.commit()
 

@@ -26,15 +26,16 @@ from contextlib import suppress
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .. import records as r
+from ...ir import flow_records as r
+from ...ir.flow_program import FlowProgram
 from ..agents.protocol import AgentAdapter, AgentAnswer, AgentFailure, AgentRequest, ResultChoice
-from ..program import FlowProgram
 from . import render
 from .binding import BINDINGS
 from .commands import run_command
 from .failures import CATEGORIES, Interrupted, RunFailure
 from .interrupt import Stop
-from .record import EventSink, Record, new_document, now
+from .record import EventSink, Record, new_document, now, round_of
+from .resume import read_child, recover
 
 KINDS = {r.AGENT_NEW: "agent-new", r.AGENT_REUSE: "agent-reuse", r.COMMAND: "command"}
 KINDS[r.CALL] = "flow"
@@ -143,7 +144,7 @@ class Runner:
     def _route(self, node: r.Node, visit: dict[str, Any], result: str, content: Any) -> None:
         route = next((x for x in node.routes if x.result == result), None)
         if node.join_of != -1:
-            current = self._round_of(self.doc["cursor"]["round"])
+            current = round_of(self.doc, self.doc["cursor"]["round"])
             current["status"], current["join"] = "joined", visit["id"]
         if route is None:  # the compiler guarantees a route per declared result
             self._end("failed", RunFailure("route_not_found", f"{node.ref}: no edge for {result}"))
@@ -195,7 +196,7 @@ class Runner:
     def _branch_results(self, node: r.Node) -> dict[int, Any]:
         if node.join_of == -1:
             return {}
-        current = self._round_of(self.doc["cursor"]["round"])
+        current = round_of(self.doc, self.doc["cursor"]["round"])
         return {
             self.refs[ref]: self.record.visit(visit_id)["result"]
             for ref, visit_id in current["branches"].items()
@@ -340,8 +341,6 @@ class Runner:
                 child.create()
                 Runner(self.program, child_flow, child, settings).drive()
         else:
-            from .resume import read_child
-
             document = read_child(child_file, visit, self.record.run_id, child_flow.id)
             child = Record(document, child_file, settings.on_event, self.record.depth + 1)
             with child_file.lock():
@@ -375,11 +374,8 @@ class Runner:
 
     # -- rounds --------------------------------------------------------------------------
 
-    def _round_of(self, round_id: str) -> dict[str, Any]:
-        return next(x for x in self.doc["rounds"] if x["id"] == round_id)
-
     def _round(self, cursor: dict[str, Any]) -> None:
-        current = self._round_of(cursor["round"])
+        current = round_of(self.doc, cursor["round"])
         fork = self.flow.forks[self.forks[current["fork"]]]
         refs = [self.flow.nodes[b].ref for b in fork.branches]
         pending = [ref for ref in refs if current["branches"][ref] is None]
@@ -507,6 +503,4 @@ class Runner:
     # -- resume --------------------------------------------------------------------------
 
     def recover(self) -> None:
-        from .resume import recover
-
-        recover(self)
+        recover(self.record, self.flow, self.settings.rerun_interrupted, self._fail)

@@ -48,8 +48,10 @@ from .failures import (
     TARGET_EXISTS,
     WRITE_FAILED,
 )
+from .validate import check_record
 
-SCHEMA: Final = "agent-graph.flow-run.v1"
+#: Beside the records: the compiled programs Runs were started with, by digest.
+PROGRAMS: Final = ".agc-flow-programs"
 CRASH_AFTER: Final = "AGC_FLOW_CRASH_AFTER_COMMIT"
 CRASH_BEFORE: Final = "AGC_FLOW_CRASH_BEFORE_COMMIT"
 MAX_RECORD_BYTES: Final = 1 << 30
@@ -156,8 +158,6 @@ class RunFile:
     def read(self) -> dict[str, Any]:
         """The record, checked for shape and checksum (``run-record-invalid`` /
         ``run-record-modified``); a missing file is ``file-missing``."""
-        from .validate import check_record
-
         path = self.path
         try:
             with open(path, "rb") as handle:
@@ -197,6 +197,49 @@ class RunFile:
                 "a Run resumes only from a record the runner wrote",
             )
         return document
+
+    # -- the program the Run runs ------------------------------------------------------
+
+    def _program_path(self, digest: str) -> Path:
+        return self.real.parent / PROGRAMS / f"{digest.removeprefix('sha256:')}.agfir"
+
+    def keep_program(self, data: bytes, digest: str) -> None:
+        """Keep a Run's compiled program beside it, by digest, before the record names it.
+
+        Written whole or not at all (temporary file, fsync, rename), once per digest: Runs
+        of one program in one directory share the file.
+        """
+        target = self._program_path(digest)
+        if target.is_file():
+            return
+        temp = target.parent / f".{target.name}.{os.getpid()}-{secrets.token_hex(6)}.tmp"
+        try:
+            target.parent.mkdir(exist_ok=True)
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(temp, target)
+            fsync_directory(target.parent)
+        except OSError as error:
+            raise AgentGraphError(
+                WRITE_FAILED, f"Cannot keep the Run's program {target}: {error.strerror or error}"
+            ) from None
+        finally:
+            with suppress(OSError):
+                os.unlink(temp)
+
+    def kept_program(self, digest: str) -> bytes | None:
+        """The program kept for ``digest``, or None when there is none (or it is unreadable)."""
+        try:
+            with open(self._program_path(digest), "rb") as handle:
+                return handle.read(MAX_RECORD_BYTES + 1)
+        except OSError:
+            return None
 
     # -- writing -------------------------------------------------------------------------
 

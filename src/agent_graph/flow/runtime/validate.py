@@ -12,6 +12,9 @@ from typing import Any, Final
 from ...errors import AgentGraphError
 from .failures import RECORD_INVALID
 
+#: The identity every Flow Run record carries.
+SCHEMA: Final = "agent-graph.flow-run.v1"
+
 STATUSES: Final = ("running", "interrupted", "completed", "failed")
 VISIT_STATUSES: Final = ("running", "interrupted", "completed", "failed")
 
@@ -46,8 +49,6 @@ def _fail(display: str, what: str) -> AgentGraphError:
 
 
 def check_record(document: Any, display: str) -> None:
-    from .store import SCHEMA
-
     if not isinstance(document, dict):
         raise _fail(display, "not a JSON object")
     if document.get("schema") != SCHEMA:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import Diagnostic, Severity
+from ...errors import Diagnostic, Severity
 
 
 @dataclass(slots=True)

@@ -6,13 +6,13 @@ computed bottom-up (a package's includes its children's), from the files as they
 
 from __future__ import annotations
 
-from ..ir.records import freeze_json
-from ..ir.schema import NONE
+from ...documents.fingerprint import FINGERPRINT_VERSION, fingerprint, package_files
+from ...ir import flow_records as r
+from ...ir.records import freeze_json
+from ...ir.schema import NONE
 from . import actions as act
-from . import records as r
 from . import templates
 from .package import Closure, Package
-from .resources import FINGERPRINT_VERSION, fingerprint, package_files
 from .structure import Decl, Structure
 
 _KIND = {

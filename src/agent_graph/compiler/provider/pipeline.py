@@ -14,25 +14,13 @@ there); :func:`run` on a state that stopped earlier carries on from where it sto
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Generic, NamedTuple, Protocol, TypeVar
+from typing import Any
 
-from .provider import passes as p
+from ..passes import Pass, run
+from ..passes import pass_names as _names
+from . import passes as p
 
-
-class _State(Protocol):
-    @property
-    def done(self) -> list[str]: ...
-
-
-S = TypeVar("S", bound=_State)
-
-
-class Pass(NamedTuple, Generic[S]):
-    name: str
-    needs: str
-    run: Callable[[S], None]
-
+__all__ = ["CHECKED", "PROVIDER_PASSES", "Pass", "pass_names", "run"]
 
 PROVIDER_PASSES: tuple[Pass[p.ProviderState], ...] = (
     Pass("read-manifest", "a manifest path (provider.yaml or a bundle's manifest.json)", p.read_manifest),
@@ -55,18 +43,10 @@ PROVIDER_PASSES: tuple[Pass[p.ProviderState], ...] = (
 )  # fmt: skip
 
 
-def run(passes: tuple[Pass[S], ...], state: S, *, stop_after: str | None = None) -> S:
-    """Run every pass ``state`` has not run yet, in table order, up to ``stop_after``."""
-    names = [step.name for step in passes]
-    if stop_after is not None and stop_after not in names:
-        raise ValueError(f"no pass named {stop_after!r}; passes: {', '.join(names)}")
-    for step in passes[len(state.done) :]:
-        step.run(state)
-        state.done.append(step.name)
-        if step.name == stop_after:
-            break
-    return state
+#: The last pass of checking: a state stopped here holds a fully checked Provider.
+CHECKED = "verify-bundle-ir"
 
 
-def pass_names(passes: tuple[Pass[Any], ...] = PROVIDER_PASSES) -> list[str]:
-    return [step.name for step in passes]
+def pass_names(passes: tuple[Pass[Any], ...] | None = None) -> list[str]:
+    """The pass names of a table, in order (the Provider table by default)."""
+    return _names(PROVIDER_PASSES if passes is None else passes)

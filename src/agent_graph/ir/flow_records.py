@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from ..ir.schema import (
+from .schema import (
     FLAG,
     INTEGER,
     JSON,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..ir import wire
-from . import records as r
+from . import flow_records as r
+from . import wire
 
 MAGIC = "agent-graph.flow-ir"
 FORMAT_VERSION = 1
@@ -49,16 +49,19 @@ class FlowProgram:
 
     __slots__ = ("_data", "base", "record")
 
-    def __init__(self, record: r.FlowProgram, base: Path | None = None) -> None:
+    def __init__(
+        self, record: r.FlowProgram, base: Path | None = None, data: bytes | None = None
+    ) -> None:
         self.record = record
         self.base = base
-        self._data: bytes | None = None
+        self._data = data  # the record's encoding, when the caller has it
 
     @classmethod
-    def from_bytes(cls, data: bytes, *, expected_digest: str | None = None) -> FlowProgram:
-        program = cls(wire.decode(FLOW_PROGRAM, data, expected_digest=expected_digest))
-        program._data = data
-        return program
+    def from_bytes(
+        cls, data: bytes, *, expected_digest: str | None = None, base: Path | None = None
+    ) -> FlowProgram:
+        """Decode (trusting nothing) IR bytes; ``base``: where its packages are here."""
+        return cls(wire.decode(FLOW_PROGRAM, data, expected_digest=expected_digest), base, data)
 
     def to_bytes(self) -> bytes:
         if self._data is None:

@@ -14,8 +14,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..documents.files import read_text
-from ..errors import AgentGraphError, Diagnostic
+from ...documents.files import read_text
+from ...errors import AgentGraphError, Diagnostic
 from .document import Document, read_document
 from .findings import Findings
 from .resources import PackageFiles
@@ -85,7 +85,8 @@ def _entry_error(code: str, message: str, shown: str) -> AgentGraphError:
     return AgentGraphError(code, message, [Diagnostic(code, message, "error", shown)])
 
 
-def _load(root: Path, base: Path, strict: bool, flow_id: str, *, child: bool) -> Package:
+def read_package(root: Path, base: Path, flow_id: str, *, child: bool) -> Package:
+    """The package at ``root`` with its FLOW.md read and scanned (Markdown, then its graph)."""
     display = os.path.relpath(root / ENTRY_FILE, base).replace(os.sep, "/")
     findings = Findings(display, flow_id, f"{flow_id}: " if child else "")
     package = Package(flow_id, root, display, findings, is_child=child)
@@ -98,24 +99,40 @@ def _load(root: Path, base: Path, strict: bool, flow_id: str, *, child: bool) ->
         column = found.column if found is not None else None
         findings.error(code, error.message.replace(str(root / ENTRY_FILE), display), line, column)
         return package
-    document = read_document(text.removeprefix("\ufeff"), findings)
-    package.document = document
-    package.structure = check_structure(document, PackageFiles(root), findings, strict)
-    if not REF.match(flow_id):
+    package.document = read_document(text.removeprefix("\ufeff"), findings)
+    return package
+
+
+def check_package(package: Package, strict: bool) -> None:
+    """Appendix A on a scanned package (nothing to check when its FLOW.md was unreadable)."""
+    if package.document is None:
+        return
+    findings = package.findings
+    package.structure = check_structure(
+        package.document, PackageFiles(package.root), findings, strict
+    )
+    if not REF.match(package.id):
         findings.warning(
             "flow-id-not-referenceable",
-            f"package directory {flow_id!r} is a valid Flow to run, but 执行Flow cannot "
+            f"package directory {package.id!r} is a valid Flow to run, but 执行Flow cannot "
             "name it (ids start with a letter and hold letters, digits, - and _)",
         )
-    return package
 
 
 def load_closure(path: str | os.PathLike[str], *, strict: bool = True) -> Closure:
     """Load and check the entry and its closure (raises only for a bad entry path)."""
     root = entry_root(path)
     closure = Closure(root.parent)
-    first = _load(root, closure.base, strict, root.name, child=False)
+    first = read_package(root, closure.base, root.name, child=False)
+    check_package(first, strict)
     closure.packages[first.id] = first
+    load_children(closure, strict)
+    return closure
+
+
+def load_children(closure: Closure, strict: bool) -> None:
+    """Read and check every package the entry reaches through 执行Flow, depth first."""
+    first = closure.root
     # Frames: (package, index of its next call); the ids on the stack form the chain.
     stack: list[tuple[Package, int]] = [(first, 0)]
     chain = [first.id]
@@ -145,10 +162,10 @@ def load_closure(path: str | os.PathLike[str], *, strict: bool = True) -> Closur
             )
             continue
         real = Path(os.path.realpath(child_root))
-        child = _load(real, closure.base, strict, target, child=True)
+        child = read_package(real, closure.base, target, child=True)
+        check_package(child, strict)
         closure.packages[child.id] = child
         if child.structure is not None:
             reuse_first(child.structure, child.findings)
         stack.append((child, 0))
         chain.append(child.id)
-    return closure

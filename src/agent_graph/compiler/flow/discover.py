@@ -13,8 +13,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..documents.files import read_text
-from ..errors import AgentGraphError, Diagnostic
+from ...documents.files import read_text
+from ...errors import AgentGraphError, Diagnostic
 from .markdown import front_matter, split_lines
 
 _SKIP = frozenset({"references", "scripts", "node_modules"})

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ..documents.json_text import JsonError, parse_json
+from ...documents.json_text import JsonError, parse_json
 
 PLACEHOLDER: Final = re.compile(r"\{(?:([A-Za-z][A-Za-z0-9_-]*)\.)?outcome\}")
 OUTCOME: Final = "{outcome}"

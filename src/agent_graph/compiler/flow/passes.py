@@ -1,0 +1,83 @@
+"""The Flow passes: a ``FLOW.md`` package and the Flows it runs, to Flow IR bytes.
+
+Each function is one row of :data:`agent_graph.compiler.flow.pipeline.FLOW_PASSES` and fills
+in what the next rows need; they run through the same machinery as the Provider passes
+(:func:`agent_graph.compiler.passes.run`, ``stop_after``). Every finding is collected
+on the packages; ``raise-collected`` raises the first error in document order, with
+every diagnostic, so a check stops before it and a compile after it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...errors import AgentGraphError, Diagnostic
+from ...ir import flow_records as r
+from ...ir import wire
+from ...ir.flow_program import FLOW_PROGRAM, FlowProgram
+from .lower import lower as lower_closure
+from .package import Closure, check_package, entry_root, load_children, read_package
+
+
+@dataclass(slots=True)
+class FlowState:
+    """Everything the Flow passes hand on to each other, filled in pass order."""
+
+    entry: str | os.PathLike[str]
+    strict: bool = True
+    root: Path | None = None  # the entry package's real directory
+    closure: Closure | None = None
+    record: r.FlowProgram | None = None
+    data: bytes | None = None
+    done: list[str] = field(default_factory=list)
+
+    @property
+    def loaded(self) -> Closure:
+        assert self.closure is not None  # read-entry ran
+        return self.closure
+
+    def diagnostics(self) -> list[Diagnostic]:
+        return self.closure.diagnostics() if self.closure is not None else []
+
+    def program(self) -> FlowProgram:
+        """The compiled program (after ``encode``), knowing where its packages are."""
+        assert self.record is not None  # lower ran
+        assert self.data is not None  # encode ran
+        return FlowProgram(self.record, self.loaded.base, self.data)
+
+
+def find_entry(state: FlowState) -> None:
+    state.root = entry_root(state.entry)
+
+
+def read_entry(state: FlowState) -> None:
+    assert state.root is not None
+    state.closure = Closure(state.root.parent)
+    first = read_package(state.root, state.closure.base, state.root.name, child=False)
+    state.closure.packages[first.id] = first
+
+
+def check_entry(state: FlowState) -> None:
+    check_package(state.loaded.root, state.strict)
+
+
+def load_closure(state: FlowState) -> None:
+    load_children(state.loaded, state.strict)
+
+
+def raise_collected(state: FlowState) -> None:
+    diagnostics = state.diagnostics()
+    errors = [d for d in diagnostics if d.severity == "error"]
+    if errors:
+        raise AgentGraphError(errors[0].code, errors[0].message, diagnostics)
+
+
+def lower(state: FlowState) -> None:
+    state.record = lower_closure(state.loaded)
+
+
+def encode(state: FlowState) -> None:
+    assert state.record is not None
+    state.data = wire.encode(FLOW_PROGRAM, state.record)

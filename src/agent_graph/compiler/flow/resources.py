@@ -1,0 +1,72 @@
+"""Package files: mapped ``references/…`` and ``scripts/…`` paths (A.1, C.19, C.21).
+
+The fingerprint of C.4 over the same files is :mod:`agent_graph.documents.fingerprint`,
+which the runtime uses too, to check a kept program against the files before a resume.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .findings import Findings
+
+
+@dataclass(frozen=True, slots=True)
+class PackageFiles:
+    """The package's real root; checks paths the way the runtime will resolve them."""
+
+    root: Path  # real path
+
+    def reference(self, path: str, line: int, column: int, findings: Findings) -> bool:
+        return self._check(path, ".md", "resource-reference-not-md", line, column, findings)
+
+    def script(self, path: str, line: int, column: int, findings: Findings) -> bool:
+        return self._check(path, ".mjs", "resource-script-not-mjs", line, column, findings)
+
+    def _check(
+        self, path: str, suffix: str, suffix_code: str, line: int, column: int, findings: Findings
+    ) -> bool:
+        segments = path.split("/")
+        if "?" in path or "\\" in path or "" in segments or path.startswith("/"):
+            findings.error(
+                "resource-path-invalid",
+                f"resource path {path!r} has an empty segment, a backslash or a ? query",
+                line,
+                column,
+            )
+            return False
+        if "." in segments or ".." in segments:
+            findings.error(
+                "resource-path-dot-segment",
+                f"resource path {path!r} has a . or .. segment; write the path from the "
+                "package root",
+                line,
+                column,
+            )
+            return False
+        if not path.endswith(suffix) or len(segments) < 2:
+            kind = "references/… link" if suffix == ".md" else "scripts/… argument"
+            findings.error(suffix_code, f"{kind} {path!r} must name a {suffix} file", line, column)
+            return False
+        target = self.root.joinpath(*segments)
+        real = Path(os.path.realpath(target))
+        if real != self.root and self.root not in real.parents:
+            findings.error(
+                "resource-outside-package",
+                f"resource {path!r} leads outside the package (a symlink to {real.name!r} "
+                "elsewhere); package resources must stay inside it",
+                line,
+                column,
+            )
+            return False
+        if not real.is_file():
+            findings.error(
+                "resource-missing",
+                f"resource {path!r} does not exist in the package (or is not a regular file)",
+                line,
+                column,
+            )
+            return False
+        return True

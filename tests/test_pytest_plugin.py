@@ -163,7 +163,7 @@ def test_a_case_naming_an_unknown_graph_fails_its_item_with_the_error(
         [
             "graph-missing: Provider example.weekly-report has no graph nowhere",
             "  */99-lost.yaml:3:8: graph-missing: Provider example.weekly-report has no graph "
-                "nowhere (graph test 'lost')",
+            "nowhere (graph test 'lost')",
         ]
     )
 

@@ -16,7 +16,7 @@ from typing import Final
 from ..ir import flow_records as fr
 from .model import Cluster, Edge, Ids, Node, Picture, Shape, shorten
 
-_KIND_TEXT: Final[dict[int, str]] = {
+KIND_LABELS: Final[dict[int, str]] = {
     fr.AGENT_NEW: "new Agent",
     fr.AGENT_REUSE: "same Agent",
     fr.COMMAND: "command",
@@ -94,7 +94,7 @@ class _Builder:
         return self.run.finished and flow.id == self.program.flows[self.program.root].id
 
     def node(self, flow: fr.Flow, node: fr.Node, node_id: str) -> Node:
-        kind = _KIND_TEXT[node.kind]
+        kind = KIND_LABELS[node.kind]
         if node.kind == fr.CALL and node.call is not None:
             kind = f"runs {self.program.flows[node.call.flow].id}"
         lines = [shorten(node.name, 40), f"{node.ref} · {kind}"]

@@ -9,6 +9,7 @@ branch reference is kept, with its position, for :mod:`.structure`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -96,12 +97,10 @@ def read_action(fence: Fence, files: PackageFiles, findings: Findings, strict: b
     """Check one action block (its marker is already known to be valid)."""
     action = Action(fence.info, fence)
     block = _Block(fence)
-    if fence.info in (AGENT_NEW, AGENT_REUSE):
-        _agent(action, block, files, findings)
-    elif fence.info == COMMAND:
-        _command(action, block, files, findings, strict)
-    else:
-        _flow_call(action, block, findings)
+    reader = READERS.get(fence.info)
+    if reader is None:  # the structure checks refuse other markers before this is called
+        raise ValueError(f"no reader for the action block marker {fence.info!r}")
+    reader(action, block, files, findings, strict)
     return action
 
 
@@ -459,3 +458,18 @@ def _flow_call(action: Action, block: _Block, findings: Findings) -> None:
         for s in found
         if s.path[:1] == ("task",) and s.branch is None
     ]
+
+
+Reader = Callable[[Action, _Block, PackageFiles, Findings, bool], None]
+
+#: The one table of action block markers and their readers: a new node kind is a row here
+#: (and in ``document.MARKERS``, ``ir.flow_records.ACTION_KINDS`` and the runtime's table).
+READERS: dict[str, Reader] = {
+    AGENT_NEW: lambda action, block, files, findings, _: _agent(action, block, files, findings),
+    AGENT_REUSE: lambda action, block, files, findings, _: _agent(action, block, files, findings),
+    COMMAND: _command,
+    FLOW: lambda action, block, _, findings, __: _flow_call(action, block, findings),
+}
+
+#: The markers an action block may carry, in the order messages list them.
+MARKERS: Final = tuple(READERS)

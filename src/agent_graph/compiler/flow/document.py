@@ -13,7 +13,6 @@ from . import mermaid
 from .findings import Findings
 from .markdown import Fence, Heading, Item, Scan, scan
 
-MARKERS = ("新建Agent", "复用Agent", "执行自定义命令", "执行Flow")
 _EMPTY = {"name": "flow-name-empty", "description": "flow-description-empty"}
 
 

@@ -15,7 +15,8 @@ from . import templates
 from .package import Closure, Package
 from .structure import Decl, Structure
 
-_KIND = {
+#: Each action block marker's node kind in the IR (one row per ``actions.READERS`` row).
+KIND_OF_MARKER = {
     act.AGENT_NEW: r.AGENT_NEW,
     act.AGENT_REUSE: r.AGENT_REUSE,
     act.COMMAND: r.COMMAND,
@@ -115,7 +116,7 @@ class _Lowering:
         return r.Node(
             ref=decl.ref,
             name=decl.text,
-            kind=_KIND[action.kind],
+            kind=KIND_OF_MARKER[action.kind],
             line=action.fence.line,
             prompt=tuple(r.Piece(_PIECE[p.kind], p.text, p.fragment) for p in action.prompt),
             command=self.command(action, nodes) if action.kind == act.COMMAND else None,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from . import actions as act
-from .document import MARKERS, Document, Section
+from .document import Document, Section
 from .findings import Findings
 from .mermaid import Edge, Occurrence
 from .resources import PackageFiles
@@ -285,10 +285,10 @@ class _Checker:
             )
             return None
         fence = fences[0]
-        if fence.info not in MARKERS:
+        if fence.info not in act.MARKERS:
             self.findings.error(
                 "flow-action-marker-invalid",
-                f"action marker {fence.info!r} is not one of {', '.join(MARKERS)}",
+                f"action marker {fence.info!r} is not one of {', '.join(act.MARKERS)}",
                 fence.line,
                 fence.info_column if fence.info else fence.column,
             )

@@ -40,7 +40,7 @@ from .interrupt import Stop, signals_stop
 from .program_files import fingerprint_on_disk
 from .record import Record, new_document, new_run_id
 from .resume import check_children
-from .runner import Runner, Settings
+from .runner import Runner, Settings, check_kinds
 from .store import RunFile
 
 EventCallback = Callable[[dict[str, Any], int], None]
@@ -134,6 +134,7 @@ def start(
     """
     _check_options(max_parallel, max_visits, command_timeout)
     _check_json(task)
+    check_kinds(program)
     flow = program.root
     root = program.package_root(flow)
     if root is None:

@@ -22,10 +22,12 @@ from __future__ import annotations
 import json
 import queue
 import threading
+from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ...errors import AgentGraphError
 from ...ir import flow_records as r
 from ...ir.flow_program import FlowProgram
 from ..agents.protocol import AgentAdapter, AgentAnswer, AgentFailure, AgentRequest, ResultChoice
@@ -37,8 +39,6 @@ from .interrupt import Stop
 from .record import EventSink, Record, new_document, now, round_of
 from .resume import read_child, recover
 
-KINDS = {r.AGENT_NEW: "agent-new", r.AGENT_REUSE: "agent-reuse", r.COMMAND: "command"}
-KINDS[r.CALL] = "flow"
 COMMAND_RESULT = "已执行"
 CHILD_DONE, CHILD_FAILED = "已完成", "已失败"
 
@@ -108,7 +108,7 @@ class Runner:
                 return
             visit = record.new_visit(
                 node.ref,
-                KINDS[node.kind],
+                r.ACTION_KINDS[node.kind],
                 cursor["input"],
                 cursor["from"],
                 round_id=cursor.get("round"),
@@ -177,21 +177,20 @@ class Runner:
     # -- actions -------------------------------------------------------------------------
 
     def _perform(self, node: r.Node, visit: dict[str, Any]) -> tuple[str, Any]:
-        if node.kind == r.COMMAND:
-            content = run_command(
-                node,
-                self.root,
-                visit["input"],
-                self._branch_results(node),
-                self.doc["cwd"],
-                self.settings.command_timeout,
-            )
-            if self.settings.stop.requested:
-                raise Interrupted
-            return COMMAND_RESULT, content
-        if node.kind == r.CALL:
-            return self._call(node, visit)
-        return self._agent(node, visit)
+        return PERFORMERS[node.kind](self, node, visit)  # check_kinds ran before any Run
+
+    def _command(self, node: r.Node, visit: dict[str, Any]) -> tuple[str, Any]:
+        content = run_command(
+            node,
+            self.root,
+            visit["input"],
+            self._branch_results(node),
+            self.doc["cwd"],
+            self.settings.command_timeout,
+        )
+        if self.settings.stop.requested:
+            raise Interrupted
+        return COMMAND_RESULT, content
 
     def _branch_results(self, node: r.Node) -> dict[int, Any]:
         if node.join_of == -1:
@@ -504,3 +503,31 @@ class Runner:
 
     def recover(self) -> None:
         recover(self.record, self.flow, self.settings.rerun_interrupted, self._fail)
+
+
+Perform = Callable[[Runner, r.Node, dict[str, Any]], tuple[str, Any]]
+
+#: The one table of what each node kind does (``ir.flow_records.ACTION_KINDS`` names them):
+#: a new kind is a row here and its handler; ``tests/test_flow_kinds.py`` holds the two equal.
+PERFORMERS: dict[int, Perform] = {
+    r.AGENT_NEW: Runner._agent,
+    r.AGENT_REUSE: Runner._agent,
+    r.COMMAND: Runner._command,
+    r.CALL: Runner._call,
+}
+
+
+def check_kinds(program: FlowProgram) -> None:
+    """``ir-corrupt`` for a node of a kind this runtime has no handler for.
+
+    Decoding refuses such a kind already; this catches a program built by hand, before
+    a record is written, rather than running the node as some other kind.
+    """
+    for flow in program.flows:
+        for node in flow.nodes:
+            if node.kind not in PERFORMERS:
+                raise AgentGraphError(
+                    "ir-corrupt",
+                    f"Flow {flow.id}, node {node.ref}: kind {node.kind} has no handler in this "
+                    f"runtime (kinds: {', '.join(r.ACTION_KINDS)})",
+                )

@@ -51,8 +51,9 @@ GROWTH_LIMIT = 20.0
 #: recording is the same work), so 4 left no room for a busy machine
 TRACE_LIMIT = 5.0
 #: agc evaluate / python -c pass, both fresh processes: 4.5-5 in a clean virtualenv on the
-#: CI machine (about 50 ms above a 12-14 ms python -c pass); 6.9 before the cold path
-#: stopped loading dataclasses, OpenSSL and the rest
+#: CI machine (about 50 ms above a 12-14 ms python -c pass), 4.8-5.6 since digests go
+#: through hashlib again (loading OpenSSL costs about 3 ms); 6.9 before the cold path
+#: stopped loading dataclasses and the rest
 COLD_START_LIMIT = 7.0
 #: beside / alone: 1.11-1.19 once a lazy decode skips the unused graphs' nodes and edges;
 #: 1.31-1.38 when it still built them

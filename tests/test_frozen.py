@@ -1,10 +1,8 @@
-"""Frozen records (agent_graph.frozen), small-input SHA-256 (agent_graph.sha), and what a
-cold ``agc evaluate`` leaves unloaded because of them."""
+"""Frozen records (agent_graph.frozen), and what a cold ``agc evaluate`` leaves unloaded."""
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import subprocess
@@ -18,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 from shapes import chain
 
-from agent_graph import frozen, sha
+from agent_graph import frozen
 from agent_graph.errors import Diagnostic
 
 
@@ -107,38 +105,6 @@ def test_declarations_a_record_refuses() -> None:
             extra: int = 0
 
 
-@pytest.mark.parametrize("size", [0, 1, 100, 5000, sha.BUDGET, sha.BUDGET + 1, 3 * sha.BUDGET])
-def test_sha256_matches_hashlib_at_every_size(size: int) -> None:
-    data = bytes(range(256)) * (size // 256) + bytes(size % 256)
-    assert sha.sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
-    assert sha.sha256_hex(data) == "sha256:" + hashlib.sha256(data).hexdigest()
-    incremental = sha.sha256()
-    incremental.update(data)
-    incremental.update(b"more")
-    assert incremental.digest() == hashlib.sha256(data + b"more").digest()
-
-
-def test_sha256_loads_openssl_once_the_budget_is_spent() -> None:
-    probe = (
-        "import sys\n"
-        "from agent_graph import sha\n"
-        "for _ in range(10):\n"
-        "    sha.sha256(b'x' * 1000)\n"
-        "print('hashlib' in sys.modules)\n"
-        "for _ in range(sha.BUDGET // 1000):\n"
-        "    sha.sha256(b'x' * 1000)\n"
-        "print('hashlib' in sys.modules)\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-S", "-c", probe],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "PYTHONPATH": str(Path(sha.__file__).parent.parent)},
-    )
-    assert done.stdout.split() == ["False", "True"], done.stderr
-
-
 def test_cold_evaluate_loads_none_of_the_expensive_modules(tmp_path: Path) -> None:
     from agent_graph.cli.app import main
 
@@ -153,7 +119,7 @@ def test_cold_evaluate_loads_none_of_the_expensive_modules(tmp_path: Path) -> No
         "    main()\n"
         "except SystemExit as done:\n"
         "    assert done.code in (0, None), done.code\n"
-        "heavy = ['dataclasses', 'inspect', 'hashlib', 'secrets', 'threading', 'difflib',"
+        "heavy = ['dataclasses', 'inspect', 'secrets', 'threading', 'difflib',"
         " 'click', 'yaml', 'jsonschema']\n"
         "print('LOADED', sorted(set(heavy) & set(sys.modules) - before), file=sys.stderr)\n"
     )

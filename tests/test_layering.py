@@ -25,20 +25,18 @@ import agent_graph
 from tree_support import write_tree as _write
 
 PACKAGE = Path(agent_graph.__file__).resolve().parent
-BASE = {"errors", "canonical", "protocol", "frozen", "sha", "collector"}
+BASE = {"errors", "canonical", "protocol", "frozen", "collector"}
 
 #: part -> the parts it may import (its own modules always).
 ALLOWED: dict[str, set[str]] = {
     "protocol": set(),
-    # frozen records and cached generated code; SHA-256 without OpenSSL for small inputs
-    "sha": set(),
     "collector": set(),  # pausing the cyclic garbage collector while big structures are built
-    "frozen": {"sha"},
+    "frozen": set(),  # frozen records and cached generated code
     "errors": {"frozen"},
     "error_codes": set(),  # the catalogue of every code (data)
     "schemas": set(),
-    "canonical": {"errors", "sha"},
-    "ir": {"errors", "canonical", "frozen", "sha", "collector"},
+    "canonical": {"errors"},
+    "ir": {"errors", "canonical", "frozen", "collector"},
     "exec": {"errors"},
     "documents": BASE | {"schemas"},
     "vm": BASE | {"ir", "exec"},  # exec: stdlib only (argument vectors of command plans)

@@ -34,6 +34,7 @@ under ``zh_CN`` sorts Han by pinyin, ``sv_SE`` puts å ä ö after z).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import math
 import operator
 import re
@@ -41,9 +42,6 @@ import struct
 from collections.abc import Callable, Iterable, Mapping
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeGuard, TypeVar, cast
-
-from .sha import sha256 as _sha256
-from .sha import sha256_hex as _sha256_hex
 
 try:  # the C accelerator; ``json.encoder`` would also pull in the decoder
     from _json import encode_basestring as _enc
@@ -724,7 +722,7 @@ def stable_stringify(value: Any) -> str:
 
 def digest_bytes(b: bytes) -> str:
     """``sha256:`` + hex SHA-256 of ``b``."""
-    return _sha256_hex(b)
+    return "sha256:" + hashlib.sha256(b).hexdigest()
 
 
 def digest_text(s: str) -> str:
@@ -736,7 +734,7 @@ def digest_text(s: str) -> str:
     if data is None:
         fixed = s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
         data = fixed.encode("utf-8")
-    return _sha256_hex(data)
+    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def digest_value(v: Any) -> str:
@@ -856,7 +854,7 @@ def digest_canonical_texts(*texts: str) -> str:
     into one larger text costs more than hashing it. Each text must start and end on
     JSON punctuation, so no surrogate pair is split between two of them.
     """
-    digest = _sha256()
+    digest = hashlib.sha256()
     for text in texts:
         try:
             digest.update(text.encode())
@@ -876,7 +874,7 @@ def digest_canonical(text: str) -> str:
         data = text.encode()
     except UnicodeEncodeError:  # lone surrogates, escaped as stable_stringify does
         data = _escape_lone_surrogates(text).encode()
-    return "sha256:" + _sha256(data).hexdigest()
+    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import hashlib
 import marshal
 import operator
 import os
@@ -24,8 +25,6 @@ from collections.abc import Callable
 from importlib.util import MAGIC_NUMBER, cache_from_source
 from types import CodeType
 from typing import Any, ClassVar, Final, TypeVar, dataclass_transform, overload
-
-from .sha import sha256
 
 __all__ = ["compile_cached", "field", "is_record", "record", "record_fields", "replace"]
 
@@ -96,7 +95,7 @@ def compile_cached(source: str, filename: str) -> CodeType:
     entry. An unreadable entry is compiled afresh; a cache that cannot be written is
     skipped. It is as trusted as the ``.pyc`` files beside it.
     """
-    key = sha256(MAGIC_NUMBER + source.encode()).hexdigest()[:32]
+    key = hashlib.sha256(MAGIC_NUMBER + source.encode()).hexdigest()[:32]
     try:
         folder = os.path.dirname(cache_from_source(__file__))
     except (NotImplementedError, ValueError):  # this interpreter caches no bytecode

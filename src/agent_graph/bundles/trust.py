@@ -13,12 +13,12 @@ See ``docs/trust.md``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
 
 from ..protocol import __version__
-from ..sha import sha256
 
 #: Environment variable naming the CLI's trust store folder; ``off`` disables it.
 TRUST_ENV = "AGC_TRUST_CACHE"
@@ -36,7 +36,7 @@ class TrustStore:
         from ..ir.codec import FORMAT_VERSION
 
         key = f"{manifest_digest}\n{ir_digest}\n{__version__}\n{FORMAT_VERSION}"
-        return self.directory / f"{sha256(key.encode()).hexdigest()}.json"
+        return self.directory / f"{hashlib.sha256(key.encode()).hexdigest()}.json"
 
     def vouches(self, manifest_digest: str, ir_digest: str) -> bool:
         """Whether this IR was verified for this manifest (by this agc version)."""

@@ -8,6 +8,7 @@ bytes is ever read, whatever the file claims its size is.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 from collections.abc import Callable
@@ -15,7 +16,6 @@ from pathlib import Path
 from typing import Any, Final
 
 from agent_graph.errors import AgentGraphError, Diagnostic
-from agent_graph.sha import sha256, sha256_hex
 
 #: Bytes read from a file at a time while hashing it.
 _CHUNK: Final = 1 << 20
@@ -121,16 +121,11 @@ def digest_file(path: str | os.PathLike[str]) -> str:
     fd, info = _open_regular(where, where)
     try:
         chunk = os.read(fd, _CHUNK)
+        h = hashlib.sha256(chunk)
         # a regular file read short of its size in one call is whole: no second call
-        whole = len(chunk) < _CHUNK and len(chunk) == info.st_size
-        more = b"" if whole or not chunk else os.read(fd, _CHUNK)
-        if not more:  # read whole: hashed by whichever implementation suits its size
-            return sha256_hex(chunk)
-        h = sha256()
-        h.update(chunk)
-        while more:
-            h.update(more)
-            more = os.read(fd, _CHUNK)
+        if not (len(chunk) < _CHUNK and len(chunk) == info.st_size):
+            while chunk := os.read(fd, _CHUNK):
+                h.update(chunk)
     except OSError as error:
         raise _unreadable(where, where, error.strerror or str(error)) from None
     finally:

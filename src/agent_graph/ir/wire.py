@@ -21,13 +21,13 @@ bytes.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from hashlib import sha256
 from typing import Any, Final, Generic, TypeVar
 
 import msgpack
 
 from ..collector import collector_paused
 from ..errors import AgentGraphError
-from ..sha import sha256
 from .decoders import (
     Checker,
     Decoder,

@@ -1,9 +1,11 @@
 """The records are the one description of the IR: everything else is derived from them.
 
 Every field carries a wire marker; the layout derived from the markers is exactly
-format 1 (written out below as the regression anchor); every field whose marker names
-a table, an enumeration or a bit set refuses its first out-of-range value; and the
-codec, the bounds checks and the dump work for a record set other than the Program's.
+format 1 (written out below as the regression anchor); the layouts of the Program's
+and the Flow program's record sets are pinned per FORMAT_VERSION, so a layout change
+without a version bump fails; every field whose marker names a table, an enumeration
+or a bit set refuses its first out-of-range value; and the codec, the bounds checks
+and the dump work for a record set other than the Program's.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from types import ModuleType
 from typing import Annotated, Any, get_args, get_type_hints
 
 import msgpack
@@ -24,6 +27,7 @@ import pytest
 
 import agent_graph
 from agent_graph.errors import AgentGraphError
+from agent_graph.flow import program as flow_program
 from agent_graph.ir import codec, wire
 from agent_graph.ir import records as r
 from agent_graph.ir.dump import Renderer, View
@@ -105,6 +109,119 @@ def test_the_derived_layout_is_format_1() -> None:
 def test_the_record_set_is_every_record_reachable_from_the_program() -> None:
     assert set(codec.LAYOUT) == set(r.PROGRAM_RECORDS)
     assert {cls.__name__: cls for cls in r.PROGRAM_RECORDS} == codec.BY_NAME
+
+
+# -- a layout change needs a new FORMAT_VERSION -------------------------------------------
+
+#: Per record set (by magic), per FORMAT_VERSION, the fingerprint of its layout. A reader
+#: refuses bytes of another version as "recompile"; bytes of the same version in another
+#: layout would be "damaged", or worse, read wrongly. So when a fingerprint below stops
+#: matching, bump that set's FORMAT_VERSION and pin the new fingerprint under the new
+#: version (keep the old pins: they record what each version meant).
+PINNED_LAYOUTS: dict[str, dict[int, str]] = {
+    "agent-graph.ir": {
+        1: "b8fe61f201ec3c6f116d2df35130f65e20433d7a95a38592f80f98f1b2d823c3",
+    },
+    "agent-graph.flow-ir": {
+        1: "474f4c753c3b8296f5a53bcac16d9ea6f1b428806248d3a30e23fc0dca2c1594",
+    },
+}
+
+
+def layout_fingerprint(records: wire.RecordSet[Any]) -> str:
+    """SHA-256 of what a record set's bytes mean: per record, each field's layout code,
+    marker kind, the table it indexes, whether NONE is allowed, and the enumeration its
+    integers name. Records are numbered in the order a walk from the root through the
+    fields first meets them, and tables are (record number, field position): record and
+    field names are not on the wire, so renaming one needs no new version."""
+    number: dict[type, int] = {}
+
+    def visit(cls: type) -> None:
+        number[cls] = len(number)
+        for f in records.fields[cls]:
+            if f.record is not None and f.record not in number:
+                visit(f.record)
+
+    visit(records.root)
+    by_name = {cls.__name__: cls for cls in records.fields}
+
+    def table(t: Table | None) -> list[int] | None:
+        if t is None:
+            return None
+        owner = by_name[t.record]
+        return [number[owner], [f.name for f in records.fields[owner]].index(t.field)]
+
+    layout = [
+        [
+            [
+                f.code.partition(":")[0] + ("" if f.record is None else f":{number[f.record]}"),
+                f.wire.kind,
+                table(f.wire.table),
+                f.wire.none,
+                None if f.wire.names is None else list(f.wire.names),
+            ]
+            for f in records.fields[cls]
+        ]
+        for cls in sorted(number, key=number.__getitem__)
+    ]
+    return hashlib.sha256(json.dumps(layout, separators=(",", ":")).encode()).hexdigest()
+
+
+#: Each record set, and the module that declares it and its FORMAT_VERSION.
+RECORD_SETS: list[tuple[ModuleType, wire.RecordSet[Any]]] = [
+    (codec, codec.PROGRAM),
+    (flow_program, flow_program.FLOW_PROGRAM),
+]
+
+
+@pytest.mark.parametrize(("home", "records"), RECORD_SETS, ids=[s.magic for _, s in RECORD_SETS])
+def test_a_layout_change_comes_with_a_format_version_bump(
+    home: ModuleType, records: wire.RecordSet[Any]
+) -> None:
+    version = home.FORMAT_VERSION
+    assert records.version == version
+    found = layout_fingerprint(records)
+    pins = PINNED_LAYOUTS[records.magic]
+    assert version in pins, f"{records.magic} format {version} has no pin: add {version}: {found!r}"
+    assert found == pins[version], (
+        f"the {records.magic} record layout changed, but FORMAT_VERSION is still {version}: "
+        f"bump FORMAT_VERSION in {home.__name__} (so IR written before reads as 'recompile', "
+        f"not as damaged) and re-pin: add {version + 1}: {found!r} to "
+        f"PINNED_LAYOUTS[{records.magic!r}]"
+    )
+    assert len(set(pins.values())) == len(pins), "two format versions pin one layout"
+
+
+def _toy_records(
+    leaf: str = "Leaf",
+    root: str = "Root",
+    *,
+    note: bool = False,
+    modes: tuple[str, ...] = ("a", "b"),
+) -> wire.RecordSet[Any]:
+    fields: list[tuple[str, Any]] = [
+        ("name", Annotated[str, TEXT]),
+        ("mode", Annotated[int, code(modes)]),
+    ]
+    if note:
+        fields.append(("note", Annotated[str | None, TEXT]))
+    leaf_cls = dataclasses.make_dataclass(leaf, fields, frozen=True)
+    root_cls = dataclasses.make_dataclass(
+        root,
+        [
+            ("leaves", Annotated[tuple[leaf_cls, ...], RECORDS]),  # type: ignore[valid-type]
+            ("first", Annotated[int, index(Table(root, "leaves"), optional=True)]),
+        ],
+        frozen=True,
+    )
+    return wire.RecordSet(magic="toy", version=1, root=root_cls, records=(leaf_cls, root_cls))
+
+
+def test_the_layout_fingerprint_changes_with_the_bytes_and_only_with_them() -> None:
+    pinned = layout_fingerprint(_toy_records())
+    assert layout_fingerprint(_toy_records(note=True)) != pinned  # a field added
+    assert layout_fingerprint(_toy_records(modes=("a", "b", "c"))) != pinned  # a code added
+    assert layout_fingerprint(_toy_records("Twig", "Tree")) == pinned  # names: not on the wire
 
 
 # -- bounds come from the markers ---------------------------------------------------------

@@ -39,7 +39,6 @@ from yaml.events import (
 from agent_graph.canonical import to_js_number
 from agent_graph.collector import collector_paused
 from agent_graph.documents.sourcemap import MAX_DEPTH, ParseError, SourceMap
-from agent_graph.documents.yaml_lines import read_block_yaml
 from agent_graph.documents.yaml_values import (
     BOOL_RE,
     FLOAT_RE,
@@ -61,7 +60,6 @@ __all__ = [
     "ParseError",
     "YamlError",
     "parse_yaml",
-    "parse_yaml_events",
     "to_js_number",
 ]
 
@@ -348,16 +346,6 @@ def parse_yaml(text: str, *, line_offset: int = 0) -> tuple[Any, SourceMap]:
     # (`a: |` + `  x` -> "x\n"); LibYAML does not. A frontmatter header always
     # ends this way, so the difference would be common there.
     complete = text if not text or text.endswith(("\n", "\r")) else text + "\n"
-    with collector_paused():  # neither reader makes reference cycles
-        read = read_block_yaml(complete, line_offset)
-    if read is not None:
-        return read
-    return parse_yaml_events(text, complete, line_offset)
-
-
-def parse_yaml_events(text: str, complete: str, line_offset: int) -> tuple[Any, SourceMap]:
-    """:func:`parse_yaml` through LibYAML's events, for any text (``complete`` is ``text``
-    with its final line break); the line reader's fallback and its reference in tests."""
     source = None
     new_source, counts_bytes = _EVENT_SOURCE
     try:

@@ -1,7 +1,6 @@
-"""YAML 1.2 core-schema values, shared by the two YAML readers (:mod:`.yaml12`, the
-LibYAML event builder, and :mod:`.yaml_lines`, the line reader for the common subset):
-implicit typing of plain scalars, the JS number model, keys as JS strings, and the
-pointer map made from a document's position shadow."""
+"""YAML 1.2 core-schema values for the LibYAML event builder (:mod:`.yaml12`): implicit
+typing of plain scalars, the JS number model, keys as JS strings, and the pointer map
+made from a document's position shadow."""
 
 from __future__ import annotations
 

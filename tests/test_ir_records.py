@@ -27,8 +27,7 @@ import pytest
 
 import agent_graph
 from agent_graph.errors import AgentGraphError
-from agent_graph.flow import program as flow_program
-from agent_graph.ir import codec, wire
+from agent_graph.ir import codec, flow_program, wire
 from agent_graph.ir import records as r
 from agent_graph.ir.dump import Renderer, View
 from agent_graph.ir.schema import (

@@ -1,4 +1,4 @@
-"""Flow corpus: one tiny package per validation code of flow-spec Appendix A (and ours).
+"""Flow corpus: one tiny package per checklist code (A.1–A.78, docs/error-codes.md) and ours.
 
 Each ``tests/flow_corpus/<case>/expected.yaml`` names the entry (relative to the case
 directory), the code, its severity, the ``<package>/FLOW.md`` path and the 1-based
@@ -7,7 +7,7 @@ line/column the diagnostic points at (``null`` for entry errors), plus:
 - ``also``: the other error codes the one change necessarily produces (the set of error
   codes returned must be exactly ``{code} | also``: no cascades);
 - ``may_also``: codes a strict reading of another rule also finds for the same fault,
-  which a validator may report or fold into ``code`` (the spec does not say which);
+  which a validator may report or fold into ``code`` (the format does not say which);
 - ``warnings``: warnings the change also (necessarily) produces;
 - ``lenient``: run the case with ``lenient=True`` / ``--lenient``;
 - ``lenient_passes``: the code is one that lenient mode turns off, so the case must
@@ -24,7 +24,6 @@ relative to that directory, so an entry error carries that same relative path).
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 from pathlib import Path
@@ -40,87 +39,11 @@ CORPUS = Path(__file__).parent / "flow_corpus"
 CASES = sorted(p for p in CORPUS.iterdir() if (p / "expected.yaml").is_file())
 REPO = Path(__file__).resolve().parent.parent
 
-#: flow-spec.md Appendix A, items 1-78, in order.
-APPENDIX_A_CODES: tuple[str, ...] = (
-    "flow-entry-invalid",
-    "flow-entry-missing",
-    "resource-reference-not-md",
-    "resource-script-not-mjs",
-    "resource-path-dot-segment",
-    "resource-missing",
-    "flow-absolute-path",
-    "flow-frontmatter-missing",
-    "flow-frontmatter-extra-key",
-    "flow-name-empty",
-    "flow-description-empty",
-    "flow-graph-count",
-    "flow-graph-direction",
-    "flow-start-missing",
-    "flow-start-duplicate",
-    "flow-finish-missing",
-    "flow-finish-duplicate",
-    "flow-start-out-degree",
-    "flow-finish-has-outgoing",
-    "flow-edge-target-missing",
-    "flow-node-unreachable",
-    "flow-finish-unreachable",
-    "flow-node-ref-duplicate",
-    "flow-node-name-duplicate",
-    "flow-node-no-outgoing",
-    "flow-edge-label-missing",
-    "flow-result-duplicate",
-    "flow-fork-edge-labeled",
-    "flow-node-heading-missing",
-    "flow-heading-orphan",
-    "flow-heading-duplicate",
-    "flow-action-block-count",
-    "flow-action-block-empty",
-    "flow-action-marker-invalid",
-    "flow-result-heading-missing",
-    "flow-result-description-empty",
-    "flow-result-heading-orphan",
-    "flow-command-json-invalid",
-    "flow-command-missing",
-    "flow-command-args-invalid",
-    "flow-command-stdin-invalid",
-    "flow-outcome-outside-string",
-    "flow-command-result-invalid",
-    "flow-fork-in-degree",
-    "flow-fork-out-degree",
-    "flow-branch-in-degree",
-    "flow-branch-not-command",
-    "flow-branch-join-mismatch",
-    "flow-join-in-degree",
-    "flow-join-sources-mismatch",
-    "flow-join-ref-missing",
-    "flow-branch-ref-misplaced",
-    "flow-branch-ref-not-standalone",
-    "flow-branch-ref-unknown",
-    "flow-join-not-command",
-    "flow-ref-json-invalid",
-    "flow-ref-id-invalid",
-    "flow-ref-extra-field",
-    "flow-ref-edges-invalid",
-    "flow-ref-in-parallel",
-    "flow-ref-target-missing",
-    "flow-ref-cycle",
-    "flow-graph-syntax",
-    "flow-node-ref-invalid",
-    "flow-ref-reserved",
-    "flow-node-label-conflict",
-    "flow-start-target-invalid",
-    "flow-start-has-incoming",
-    "flow-graph-misplaced",
-    "flow-node-cannot-finish",
-    "flow-frontmatter-duplicate-key",
-    "flow-command-unknown-field",
-    "resource-outside-package",
-    "resource-path-invalid",
-    "flow-id-duplicate",
-    "flow-child-reuse-first",
-    "resource-path-not-mapped",
-    "flow-result-reserved-name",
-)
+#: The format's validation checklist (A.1–A.78, docs/flows.md "Rule numbers"), carried
+#: as a fixture: item number, code and a one-line title, in item order.
+APPENDIX_A = Path(__file__).parent / "flow_spec_fixtures" / "appendix-a.yaml"
+APPENDIX_A_ITEMS: list[dict[str, Any]] = yaml.safe_load(APPENDIX_A.read_text(encoding="utf-8"))
+APPENDIX_A_CODES: tuple[str, ...] = tuple(item["code"] for item in APPENDIX_A_ITEMS)
 
 #: Codes the implementation adds beyond Appendix A that a directory can show.
 EXTRA_CORPUS_CODES = (
@@ -133,13 +56,6 @@ EXTRA_CORPUS_CODES = (
 LENIENT_OFF = {"flow-node-cannot-finish", "flow-command-unknown-field"}
 
 ENTRY_CODES = {"flow-entry-invalid", "flow-entry-missing"}
-
-
-def spec_path() -> Path | None:
-    """flow-spec.md: $AGC_FLOW_SPEC, else ../shared/docs/flow-spec.md beside the repo."""
-    given = os.environ.get("AGC_FLOW_SPEC")
-    path = Path(given) if given else REPO.parent / "shared" / "docs" / "flow-spec.md"
-    return path if path.is_file() else None
 
 
 def expected(case: Path) -> dict[str, Any]:
@@ -199,16 +115,15 @@ def ids(cases: list[Path]) -> list[str]:
 # ------------------------------------------------------------------ the corpus itself
 
 
-def test_appendix_a_list_matches_the_spec() -> None:
-    path = spec_path()
-    if path is None:
-        pytest.skip("flow-spec.md not present (set AGC_FLOW_SPEC); the in-test list stands")
-    text = path.read_text(encoding="utf-8")
-    start = text.index("## Appendix A.")
-    end = text.index("## Appendix B.")
-    found = re.findall(r"^(\d+)\. `([a-z0-9-]+)`", text[start:end], flags=re.MULTILINE)
-    assert [int(n) for n, _ in found] == list(range(1, len(found) + 1))
-    assert tuple(code for _, code in found) == APPENDIX_A_CODES
+def test_appendix_a_list_matches_the_docs() -> None:
+    """The rule column of docs/error-codes.md is what code and tests cite as A.n, so it
+    must give every checklist code its own item number, and no other code one."""
+    assert [item["item"] for item in APPENDIX_A_ITEMS] == list(range(1, 79))
+    assert all(item["title"].strip() for item in APPENDIX_A_ITEMS)
+    text = (REPO / "docs" / "error-codes.md").read_text(encoding="utf-8")
+    section = text.split("\n## Flow packages", 1)[1].split("\n## ", 1)[0]
+    rules = dict(re.findall(r"^\| `([a-z0-9-]+)` \| (A\.\d+) \|", section, flags=re.MULTILINE))
+    assert rules == {item["code"]: f"A.{item['item']}" for item in APPENDIX_A_ITEMS}
 
 
 def test_every_appendix_a_code_has_a_corpus_case() -> None:

@@ -1,15 +1,13 @@
-"""flow-spec.md Appendix D: its example packages check valid, its D.4 variants fail.
+"""The Flow format's example packages (D.1–D.3) check valid; its one-rule variants (D.4) fail.
 
-The spec is not part of the repository: it is read from ``$AGC_FLOW_SPEC`` or from
-``../shared/docs/flow-spec.md`` beside the repository root, and the test is skipped when
-neither exists. The packages are written into a temporary ``.flows/`` folder, never
-copied into the repository.
+The numbers are explained in docs/flows.md, "Rule numbers". The packages are carried in
+``tests/flow_spec_fixtures/appendix-d/`` exactly as the format's specification gives
+them, since they are the examples a validator must accept; each test writes them into a
+temporary ``.flows/`` folder and edits only that copy.
 """
 
 from __future__ import annotations
 
-import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,45 +15,16 @@ import pytest
 
 from agent_graph.errors import Diagnostic
 
-REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).parent / "flow_spec_fixtures" / "appendix-d"
 
 
-def spec_text() -> str:
-    given = os.environ.get("AGC_FLOW_SPEC")
-    path = Path(given) if given else REPO.parent / "shared" / "docs" / "flow-spec.md"
-    if not path.is_file():
-        pytest.skip(f"flow-spec.md not found at {path} (set AGC_FLOW_SPEC to its path)")
-    return path.read_text(encoding="utf-8")
-
-
-def appendix_d_files(text: str) -> dict[str, str]:
-    """``{pkg/rel/path: content}`` for every file Appendix D writes out."""
-    start = text.index("## Appendix D.")
-    end = text.index("## Appendix E.")
-    lines = text[start:end].split("\n")
-    files: dict[str, str] = {}
-    i = 0
-    label = re.compile(
-        r"^`([A-Za-z0-9_-]+/(?:FLOW\.md|scripts/[^`]+\.mjs|references/[^`]+\.md))`:$"
-    )
-    while i < len(lines):
-        found = label.match(lines[i])
-        i += 1
-        if not found:
-            continue
-        while i < len(lines) and not lines[i].strip():
-            i += 1
-        fence = re.match(r"^(`{3,})(markdown|js)$", lines[i])
-        assert fence, f"no code block after {found.group(1)}: {lines[i]!r}"
-        ticks = fence.group(1)
-        body: list[str] = []
-        i += 1
-        while lines[i] != ticks:
-            body.append(lines[i])
-            i += 1
-        i += 1
-        files[found.group(1)] = "\n".join(body) + "\n"
-    return files
+def appendix_d_files() -> dict[str, str]:
+    """``{pkg/rel/path: content}`` for every file of the example packages."""
+    return {
+        path.relative_to(FIXTURES).as_posix(): path.read_text(encoding="utf-8")
+        for path in sorted(FIXTURES.rglob("*"))
+        if path.is_file()
+    }
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
@@ -79,16 +48,30 @@ def show(diagnostics: list[Diagnostic]) -> str:
 
 @pytest.fixture
 def files() -> dict[str, str]:
-    return appendix_d_files(spec_text())
+    return appendix_d_files()
 
 
 PACKAGES = ["version-report", "fix-and-verify", "release", "release-check"]
 
 
-def test_appendix_d_is_extracted(files: dict[str, str]) -> None:
+def test_the_appendix_d_fixtures_are_whole(files: dict[str, str]) -> None:
+    """Exactly the files the examples lay out: the copies are the specification's, not ours
+    to extend, so a file added or lost is caught here."""
+    assert sorted(files) == [
+        "fix-and-verify/FLOW.md",
+        "fix-and-verify/references/done-criteria.md",
+        "fix-and-verify/scripts/run-tests.mjs",
+        "release-check/FLOW.md",
+        "release-check/references/release-checklist.md",
+        "release-check/scripts/verify-version.mjs",
+        "release/FLOW.md",
+        "release/scripts/merge-checks.mjs",
+        "release/scripts/run-unit-tests.mjs",
+        "version-report/FLOW.md",
+        "version-report/scripts/format-report.mjs",
+        "version-report/scripts/read-version.mjs",
+    ]
     assert sorted({rel.split("/")[0] for rel in files}) == sorted(PACKAGES)
-    assert "release-check/references/release-checklist.md" in files
-    assert "version-report/scripts/format-report.mjs" in files
     assert all(files[f"{p}/FLOW.md"].startswith("---\n") for p in PACKAGES)
 
 
@@ -270,7 +253,7 @@ def apply(files: dict[str, str], variant: Variant) -> dict[str, str]:
     out = dict(files)
     text = out[variant.file]
     for old, new in variant.edits:
-        assert text.count(old) == 1, f"{variant.name}: {old!r} is not in the spec's text once"
+        assert text.count(old) == 1, f"{variant.name}: {old!r} is not in the example's text once"
         text = text.replace(old, new)
     out[variant.file] = text
     return out

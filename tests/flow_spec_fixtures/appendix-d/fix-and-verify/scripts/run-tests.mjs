@@ -1,0 +1,7 @@
+import { spawnSync } from "node:child_process";
+
+// Runs the business project's own test script in the process cwd.
+const run = spawnSync("npm", ["test", "--silent"], { cwd: process.cwd(), encoding: "utf8" });
+process.stdout.write(run.stdout ?? "");
+process.stderr.write(run.stderr ?? "");
+process.exit(run.status ?? 1);

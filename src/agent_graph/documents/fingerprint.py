@@ -1,4 +1,5 @@
-"""The file fingerprint of a Flow package (flow-spec C.4): what a Run resumes only on.
+"""The file fingerprint of a Flow package (docs/flows.md §The compiled program, C.4): what a
+Run resumes only on.
 
 The front end records it in every compiled Flow program; the runtime recomputes it from
 the files on disk before it resumes a Run on a kept program, so neither needs the other.
@@ -14,7 +15,7 @@ from typing import Any, Final
 
 #: Version of the fingerprint algorithm below; recorded in every compiled Flow program.
 FINGERPRINT_VERSION: Final = 1
-#: The package directories whose files are part of the package (A.1: references, scripts).
+#: The package directories whose files are part of the package (§1: references, scripts).
 RESOURCE_DIRS: Final = ("references", "scripts")
 
 

@@ -1,4 +1,5 @@
-"""Flow packages (``FLOW.md``): check, compile and run them (flow-spec §1–§9, Appendix A–C).
+"""Flow packages (``FLOW.md``): check, compile and run them (§1–§9, Appendices A–C:
+docs/flows.md, docs/flow-runs.md).
 
 ``check(path)`` returns every diagnostic of the package and its closure of child Flows;
 ``compile(path)`` returns the :class:`FlowProgram` (Flow IR) the runtime executes, or

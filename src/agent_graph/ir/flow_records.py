@@ -104,7 +104,7 @@ class Result:
 @dataclass(frozen=True, slots=True)
 class Route:
     """``result`` leads to ``node`` or ``fork`` (both NONE: to finish). The single-edge
-    执行Flow form routes its child's completion as 已完成 (flow-spec C.25)."""
+    执行Flow form routes its child's completion as 已完成 (docs/flow-runs.md §Execution, C.25)."""
 
     result: Annotated[str, TEXT]
     node: Annotated[int, index(NODES, optional=True)]

@@ -1,4 +1,5 @@
-"""The action block of each node section, read and checked on its own (A.4–A.5, A.7, A.1).
+"""The action block of each node section, read and checked on its own (A.29–A.43,
+A.56–A.62, A.1–A.7).
 
 What a block can be checked for without the graph is checked here: the JSON of command
 and ``执行Flow`` blocks, where placeholders stand, resource paths. Whether a

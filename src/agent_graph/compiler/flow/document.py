@@ -1,8 +1,8 @@
 """One ``FLOW.md`` read into its parts: front matter, the graph, and the node sections.
 
-Checks here are the ones that need only the file's own structure (Appendix A.2, the
-graph-block rules of A.3, the section layout of A.4); what the graph means and how
-sections match its nodes is :mod:`.structure`.
+Checks here are the ones that need only the file's own structure (A.8–A.11, the
+graph-block rules of A.12–A.28, the section layout of A.29–A.37); what the graph means
+and how sections match its nodes is :mod:`.structure`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The Markdown structure of a ``FLOW.md``: front matter, fences, ATX headings, text lines.
 
-A fence-aware scanner of the CommonMark subset flow-spec C.14–C.15 defines, not a
-CommonMark parser: the format gives meaning to exactly these constructs, and a full
-parser would give meaning to more (an indented ``    ## x`` is code to CommonMark, a
+A fence-aware scanner of the CommonMark subset of C.14–C.15 (docs/flows.md §Parsing),
+not a CommonMark parser: the format gives meaning to exactly these constructs, and a
+full parser would give meaning to more (an indented ``    ## x`` is code to CommonMark, a
 setext underline makes a heading, HTML blocks swallow lines), which would make a
 Flow's structure depend on rules its authors never see. One pass over the lines,
 every item keeps its 1-based line and column.

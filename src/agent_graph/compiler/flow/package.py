@@ -1,4 +1,4 @@
-"""Flow packages and their closure (flow-spec §1, B.1–B.4, C.21–C.23).
+"""Flow packages and their closure (docs/flows.md §A package, §1, B.1–B.4, C.21–C.23).
 
 An entry is a package directory or a file named exactly ``FLOW.md``; the id is the
 real package directory's name. ``执行Flow`` targets are siblings, loaded from the

@@ -1,4 +1,5 @@
-"""Package files: mapped ``references/…`` and ``scripts/…`` paths (A.1, C.19, C.21).
+"""Package files: mapped ``references/…`` and ``scripts/…`` paths (A.3–A.6, A.73, A.74,
+C.19, C.21).
 
 The fingerprint of C.4 over the same files is :mod:`agent_graph.documents.fingerprint`,
 which the runtime uses too, to check a kept program against the files before a resume.

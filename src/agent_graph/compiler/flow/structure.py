@@ -1,5 +1,5 @@
 """What a ``FLOW.md`` graph means: its nodes, how sections match them, routing, forks
-and joins, reachability (Appendix A.3, A.4, A.6, A.7, A.8).
+and joins, reachability (A.12–A.37, A.44–A.78: docs/flows.md §What is checked).
 
 Findings are recorded where they stand and nothing stops at the first; a check that
 needs something an earlier finding already said is missing is skipped rather than

@@ -1,4 +1,5 @@
-"""JSON action blocks with ``{outcome}`` and ``{ref.outcome}`` placeholders (flow-spec C.2).
+"""JSON action blocks with ``{outcome}`` and ``{ref.outcome}`` placeholders (C.2, described
+in docs/flow-runs.md §Execution).
 
 "Lex, then parse": a lexer walks the block tracking JSON strings (backslash escapes
 honoured) and finds every placeholder, in a string or standing alone; standalone ones

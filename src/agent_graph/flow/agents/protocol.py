@@ -1,4 +1,4 @@
-"""What a Flow runtime asks an Agent, and what comes back (flow-spec §3.2, §5, C.1, C.13).
+"""What a Flow runtime asks an Agent, and what comes back (docs/agents.md, §3.2, §5, C.1, C.13).
 
 One small protocol: :meth:`AgentAdapter.ask` takes an :class:`AgentRequest` (the three
 prompt parts already composed, the declared results, the bound Agent or None) and

@@ -1,4 +1,4 @@
-"""The Flow runtime: executes a compiled Flow program (flow-spec §3–§8, Appendix B).
+"""The Flow runtime: executes a compiled Flow program (docs/flow-runs.md, §3–§8, B.1–B.58).
 
 It runs IR: :func:`start` takes a :class:`~agent_graph.ir.flow_program.FlowProgram`
 (decoded from bytes or just compiled) and keeps its bytes beside the Run; :func:`resume`

@@ -1,4 +1,4 @@
-"""Agent bindings (flow-spec §5.4, B.27–B.35, C.8, C.34, C.35).
+"""Agent bindings (docs/flow-runs.md §Execution, §5.4, B.27–B.35, C.8, C.34, C.35).
 
 Each Run has at most one bound Agent (``agentBinding`` in its record). An Agent is
 bound to at most one *active* Run at a time: this process keeps the table of Agents its

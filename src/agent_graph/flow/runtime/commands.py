@@ -1,4 +1,4 @@
-"""``执行自定义命令`` visits through the exec layer (flow-spec §3.3, §5.3, C.5).
+"""``执行自定义命令`` visits through the exec layer (docs/flow-runs.md §Execution, §3.3, §5.3, C.5).
 
 No shell; the environment is inherited (C.5); the working directory is the Run's cwd
 (never the package); stdin is the compact UTF-8 JSON of the rendered ``stdin`` without

@@ -1,9 +1,9 @@
 """How a Flow Run fails or stops, and the stable codes its refusals carry.
 
-Run-level failures have an error *category* (flow-spec C.31), a fixed enumeration that
-ends up in the Run record and in a parent's ``已失败`` content; they are not error codes.
-Refusals (a Run that cannot be started or resumed, a damaged record) are
-:class:`~agent_graph.errors.AgentGraphError` with one of the codes below.
+Run-level failures have an error *category* (docs/flow-runs.md §Error categories, C.31),
+a fixed enumeration that ends up in the Run record and in a parent's ``已失败`` content;
+they are not error codes. Refusals (a Run that cannot be started or resumed, a damaged
+record) are :class:`~agent_graph.errors.AgentGraphError` with one of the codes below.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Resuming a Run (flow-spec §6.4, §8, B.52–B.58, C.10, C.24, C.34).
+"""Resuming a Run (docs/flow-runs.md §Resume, §6.4, §8, B.52–B.58, C.10, C.24, C.34).
 
 Recovery turns the record's unfinished position back into something the runner can
 drive, recording what it decided (``recoveries`` and a ``recovery`` event):

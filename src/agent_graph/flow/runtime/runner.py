@@ -1,4 +1,4 @@
-"""The coordinator: drives one Run of one Flow, commit by commit (flow-spec §3–§8).
+"""The coordinator: drives one Run of one Flow, commit by commit (docs/flow-runs.md, §3–§8).
 
 The Run's position is its record's ``cursor``: the node about to be (or being) visited
 with its input, or the fork round in progress. One step of :meth:`Runner.drive`:

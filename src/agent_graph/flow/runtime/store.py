@@ -1,10 +1,10 @@
 """Run record files: one JSON document per Run, written atomically under a lock.
 
-Durability (flow-spec C.3): each commit writes the whole document to a temporary file
-in the same directory, ``fsync``s it, renames it over the record and ``fsync``s the
-directory, so after a crash at any moment the file is the complete previous or the
-complete new version. A new record is published with a hard link, which fails rather
-than replace a file that appeared meanwhile.
+Durability (docs/flow-runs.md §Durability and locking, C.3): each commit writes the
+whole document to a temporary file in the same directory, ``fsync``s it, renames it over
+the record and ``fsync``s the directory, so after a crash at any moment the file is the
+complete previous or the complete new version. A new record is published with a hard
+link, which fails rather than replace a file that appeared meanwhile.
 
 Integrity: the document carries ``checksum``, the SHA-256 of its compact JSON (members
 in document order) without that member; a record edited outside agc (or of another

@@ -1,4 +1,5 @@
-"""Appendix B of the Flow spec, one test per statement (B.1–B.58), through the Python API.
+"""The runtime statements B.1–B.58 (docs/flows.md, "Rule numbers"; described in
+docs/flow-runs.md), one test per statement, through the Python API.
 
 Tiny packages in temporary directories, commands as ``node -e``, a fake in-process Agent.
 The resume statements (B.52–B.58) use a simulated crash (a commit that raises after it
@@ -68,7 +69,7 @@ def stdout_json(content: dict[str, Any]) -> Any:
     return json.loads(content["stdout"])
 
 
-# -- B.1 Loading and resources -------------------------------------------------------------
+# -- Loading and resources: B.1–B.8 ------------------------------------------------------------
 
 
 def test_b1_directory_and_flow_md_run_the_same_package_in_place(flows: Path) -> None:
@@ -222,7 +223,7 @@ def test_b8_links_inside_the_substituted_input_are_not_rewritten(flows: Path) ->
     assert "Task: see [a](references/a.md)" in fake.requests[0].prompt
 
 
-# -- B.2 Prompts and input passing -----------------------------------------------------------
+# -- Prompts and input passing: B.9–B.17 -------------------------------------------------------
 
 
 def test_b9_the_prompt_has_exactly_three_parts(flows: Path) -> None:
@@ -346,7 +347,7 @@ def test_b16_b17_join_gets_full_results_of_the_current_round(flows: Path) -> Non
     )
 
 
-# -- B.3 Results and routing -------------------------------------------------------------------
+# -- Results and routing: B.18–B.26 ------------------------------------------------------------
 
 
 def test_b18_each_visit_records_exactly_one_result(flows: Path) -> None:
@@ -487,7 +488,7 @@ def test_b26_finish_completes_and_releases_the_binding(flows: Path) -> None:
     assert document["agentBinding"] is None
 
 
-# -- B.4 Agent binding ---------------------------------------------------------------------------
+# -- Agent binding: B.27–B.35 ------------------------------------------------------------------
 
 REUSE = "start((开始)) --> q[q]\nq -->|ok| finish((结束))"
 
@@ -657,7 +658,7 @@ def test_b35_a_new_agent_in_a_child_that_is_the_parents_fails(flows: Path) -> No
     )  # C.35
 
 
-# -- B.5 Reference execution ---------------------------------------------------------------------
+# -- Reference execution: B.36–B.46 ------------------------------------------------------------
 
 
 def test_b36_b45_omitted_task_is_the_parent_input_unchanged(flows: Path) -> None:
@@ -814,7 +815,7 @@ def test_b46_each_visit_starts_a_new_child_run(flows: Path) -> None:
     assert all((flows.parent / f"run.{i}.json").is_file() for i in ids)
 
 
-# -- B.6 Parallel execution ----------------------------------------------------------------------
+# -- Parallel execution: B.47–B.51 -------------------------------------------------------------
 
 
 def test_b47_entering_a_fork_starts_a_round_with_its_input(flows: Path) -> None:
@@ -876,7 +877,7 @@ def test_b50_a_failing_branch_stops_nothing(flows: Path) -> None:
     assert summary.state == "completed"
 
 
-# -- B.7 Resume ----------------------------------------------------------------------------------
+# -- Resume: B.52–B.58 -------------------------------------------------------------------------
 
 
 def test_b52_completed_and_failed_runs_are_not_resumable(flows: Path) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from agent_graph.documents.schema import validate
 from agent_graph.flow import AgentAnswer, AgentFailure, AgentRequest
 from agent_graph.flow.runtime import store
 
@@ -138,7 +139,10 @@ def crash_when(
 
 
 def read(path: Path) -> dict[str, Any]:
+    """A Run record the runtime wrote, checked against flow-run.schema.json on the way."""
     value: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    problem = validate("flow-run", value, path=str(path))
+    assert problem is None, [d.to_dict() for d in problem.diagnostics]
     return value
 
 

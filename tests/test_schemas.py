@@ -233,7 +233,73 @@ RUN: Doc = {
     ],
 }
 
+_DIGEST = "sha256:" + "0" * 64
+FLOW_RUN: Doc = {
+    "schema": "agent-graph.flow-run.v1",
+    "runId": "run-3fa9c2d1e0",
+    "flow": "ship",
+    "entryPath": "/p/ship/FLOW.md",
+    "packageRoot": "/p/ship",
+    "fingerprint": _DIGEST,
+    "fingerprintVersion": 1,
+    "packageFingerprint": _DIGEST,
+    "program": _DIGEST,
+    "task": {"version": "1.0.0"},
+    "cwd": "/w",
+    "status": "interrupted",
+    "agentBinding": None,
+    "parent": None,
+    "cursor": {"at": "node", "node": "notes", "input": "x", "from": "route", "visit": "v1"},
+    "conclusion": None,
+    "error": None,
+    "startedAt": "2026-01-01T10:00:00.000Z",
+    "updatedAt": "2026-01-01T10:00:03.120Z",
+    "completedAt": None,
+    "revision": 3,
+    "visits": [
+        {
+            "id": "v1",
+            "node": "notes",
+            "kind": "agent-new",
+            "input": "x",
+            "status": "interrupted",
+            "enteredFrom": "start",
+            "round": None,
+            "retryOf": None,
+            "result": None,
+            "error": None,
+            "startedAt": "2026-01-01T10:00:00.100Z",
+            "endedAt": "2026-01-01T10:00:03.100Z",
+        }
+    ],
+    "rounds": [],
+    "recoveries": [],
+    "events": [
+        {
+            "seq": 1,
+            "type": "run-started",
+            "at": "2026-01-01T10:00:00.000Z",
+            "runId": "run-3fa9c2d1e0",
+            "flow": "ship",
+            "task": {"version": "1.0.0"},
+            "cwd": "/w",
+            "agent": None,
+        },
+        {
+            "seq": 2,
+            "type": "visit-started",
+            "at": "2026-01-01T10:00:00.100Z",
+            "runId": "run-3fa9c2d1e0",
+            "flow": "ship",
+            "node": "notes",
+            "visit": "v1",
+        },
+    ],
+    "checksum": _DIGEST,
+}
+
 VALID: dict[str, list[Doc]] = {
+    "flow-run": [FLOW_RUN],
     "provider": [
         {
             "schema": "agent-graph.provider.v1",
@@ -679,12 +745,14 @@ VALID: dict[str, list[Doc]] = {
 # Members whose value is free-form JSON (not a v1 object), per schema.
 FREE_FORM = {"facts", "detail", "inline", "value"}
 # Members that map names to values (entries are data, not fields).
-MAPS = {"entrypoints", "outcomes", "graphDependencies"}
+MAPS = {"entrypoints", "outcomes", "graphDependencies", "branches", "retry"}
 
 
 def free_form(name: str, path: tuple[str | int, ...]) -> bool:
     if name == "resource.host-action" and path[:1] == ("input",):
         return True
+    if name == "flow-run" and any(t in ("task", "input", "content", "conclusion") for t in path):
+        return True  # a Run's task and the contents its visits pass on are any JSON
     return any(token in FREE_FORM for token in path)
 
 
@@ -731,7 +799,7 @@ def test_schema_names_are_the_packaged_files() -> None:
     assert list(S.SCHEMA_NAMES) == files
     assert list(S.SCHEMA_NAMES) == sorted(S.SCHEMA_NAMES)
     assert set(VALID) == set(S.SCHEMA_NAMES)
-    assert len(S.SCHEMA_NAMES) == 24
+    assert len(S.SCHEMA_NAMES) == 25
 
 
 @pytest.mark.parametrize("name", S.SCHEMA_NAMES)

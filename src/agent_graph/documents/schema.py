@@ -45,7 +45,7 @@ SCHEMA_BASE_URI = "https://agent-graph.dev/schemas/"
 SCHEMA_NAMES: tuple[str, ...] = tuple(
     sorted(
         """
-        action bundle code-catalog code-location error evaluation explain graph
+        action bundle code-catalog code-location error evaluation explain flow-run graph
         host-action-result
         inspect materialization provider resource resource-location.file
         resource-location.graph-action resource-location.host-action resource-read-receipts

@@ -42,7 +42,7 @@ def test_the_front_end_refuses_a_marker_it_has_no_reader_for(tmp_path: Path) -> 
         flow.compile(pkg)
 
 
-def _with_kind(program: FlowProgram, kind: int) -> r.FlowProgram:
+def _with_kind(program: FlowProgram, kind: int) -> r.FlowIR:
     root = program.root
     nodes = tuple(replace(node, kind=kind) for node in root.nodes)
     flows = list(program.flows)

@@ -81,7 +81,7 @@ def receipts_value(text: str) -> dict[str, Any]:
 
 
 @record  # a frozen dataclass, cheaper to create: cold start
-class RunFile:
+class RunArgument:
     """A Run read from a file, and where it was read from (absolute)."""
 
     path: Path
@@ -96,12 +96,12 @@ class RunFile:
         return self.run.provider
 
 
-def load_run(path: str, provider_id: str | None = None) -> RunFile:
+def load_run(path: str, provider_id: str | None = None) -> RunArgument:
     """Read and check a Run file (errors name its absolute path; see ``agent_graph.runs``)."""
     from ..runs import read_run
 
     run = read_run(path, provider_id)
-    return RunFile(Path(os.path.abspath(path)), run)
+    return RunArgument(Path(os.path.abspath(path)), run)
 
 
 @record  # a frozen dataclass, cheaper to create: cold start
@@ -113,7 +113,7 @@ class EvaluationInput:
     authorities: list[str]
     receipts: dict[str, Any] | None
     workspace: str | None
-    run: RunFile | None
+    run: RunArgument | None
 
     def routing_state(self) -> dict[str, Any]:
         """The mapping accepted by ``Program.evaluate``/``Program.route``."""

@@ -15,7 +15,7 @@ MAGIC = "agent-graph.flow-ir"
 FORMAT_VERSION = 1
 
 
-def _verify(program: r.FlowProgram) -> None:
+def _verify(program: r.FlowIR) -> None:
     """Rules the per-field bounds checks cannot state."""
     if not program.flows:
         raise wire.corrupt("a Flow program holds at least its entry Flow")
@@ -30,10 +30,10 @@ def _verify(program: r.FlowProgram) -> None:
                     raise wire.corrupt(f"{flow.id}.{node.ref}: action data does not match kind")
 
 
-FLOW_PROGRAM: wire.RecordSet[r.FlowProgram] = wire.RecordSet(
+FLOW_PROGRAM: wire.RecordSet[r.FlowIR] = wire.RecordSet(
     magic=MAGIC,
     version=FORMAT_VERSION,
-    root=r.FlowProgram,
+    root=r.FlowIR,
     records=r.FLOW_RECORDS,
     verify=_verify,
     rebuild="recompile the Flow (agent_graph.flow.compile)",
@@ -50,7 +50,7 @@ class FlowProgram:
     __slots__ = ("_data", "base", "record")
 
     def __init__(
-        self, record: r.FlowProgram, base: Path | None = None, data: bytes | None = None
+        self, record: r.FlowIR, base: Path | None = None, data: bytes | None = None
     ) -> None:
         self.record = record
         self.base = base

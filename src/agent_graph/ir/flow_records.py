@@ -28,7 +28,7 @@ from .schema import (
     indexes,
 )
 
-FLOWS = Table("FlowProgram", "flows")
+FLOWS = Table("FlowIR", "flows")
 NODES = Table("Flow", "nodes")
 FORKS = Table("Flow", "forks")
 
@@ -166,7 +166,7 @@ class Flow:
 
 
 @dataclass(frozen=True, slots=True)
-class FlowProgram:
+class FlowIR:
     """A compiled Flow and its closure: ``flows[root]`` is the entry; ``fingerprint`` the
     entry's combined fingerprint, computed with algorithm ``fingerprint_version``."""
 
@@ -188,5 +188,5 @@ FLOW_RECORDS: tuple[type, ...] = (
     Fork,
     FileDigest,
     Flow,
-    FlowProgram,
+    FlowIR,
 )

@@ -46,7 +46,7 @@ class RunOverlay:
 
 
 class _Builder:
-    def __init__(self, program: fr.FlowProgram, run: RunOverlay | None) -> None:
+    def __init__(self, program: fr.FlowIR, run: RunOverlay | None) -> None:
         self.program = program
         self.run = run
         self.ids = Ids()
@@ -121,7 +121,7 @@ class _Builder:
         return drawn
 
 
-def flow_picture(program: fr.FlowProgram, run: RunOverlay | None = None) -> Picture:
+def flow_picture(program: fr.FlowIR, run: RunOverlay | None = None) -> Picture:
     """The picture of ``program``'s entry Flow and every Flow it runs."""
     builder = _Builder(program, run)
     root = program.flows[program.root]
@@ -141,7 +141,7 @@ def flow_picture(program: fr.FlowProgram, run: RunOverlay | None = None) -> Pict
     return picture
 
 
-def run_overlay(program: fr.FlowProgram, document: Mapping[str, object]) -> RunOverlay:
+def run_overlay(program: fr.FlowIR, document: Mapping[str, object]) -> RunOverlay:
     """The visits of a Run record (``agent-graph.flow-run.v1``, read and checked by the
     Flow runtime) of ``program``'s entry Flow: per node, how many visits, the result of
     the last completed one, and whether it is the cursor's node (``current``) or its last

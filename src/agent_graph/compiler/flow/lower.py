@@ -153,10 +153,10 @@ class _Lowering:
         )
 
 
-def lower(closure: Closure) -> r.FlowProgram:
+def lower(closure: Closure) -> r.FlowIR:
     lowering = _Lowering(closure)
     flows = tuple(lowering.flow(p) for p in closure.packages.values())
-    return r.FlowProgram(
+    return r.FlowIR(
         root=0,
         fingerprint=flows[0].fingerprint,
         fingerprint_version=FINGERPRINT_VERSION,

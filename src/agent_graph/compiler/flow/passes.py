@@ -29,7 +29,7 @@ class FlowState:
     strict: bool = True
     root: Path | None = None  # the entry package's real directory
     closure: Closure | None = None
-    record: r.FlowProgram | None = None
+    record: r.FlowIR | None = None
     data: bytes | None = None
     done: list[str] = field(default_factory=list)
 

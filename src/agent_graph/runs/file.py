@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
-import secrets
 import stat
 import sys
 import time
@@ -40,6 +38,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..documents.durable import write_durably
 from ..documents.files import fsync_directory
 from ..errors import AgentGraphError
 from . import codec
@@ -66,14 +65,6 @@ _LOCK_FLAGS = (
 
 def _lock_name(name: str) -> str:
     return f".{name}.lock"
-
-
-def _temp_pattern(name: str) -> re.Pattern[str]:
-    return re.compile(rf"\.{re.escape(name)}\.agc-[0-9]+-[0-9a-f]{{16}}\.tmp\Z")
-
-
-def _temp_name(name: str) -> str:
-    return f".{name}.agc-{os.getpid()}-{secrets.token_hex(8)}.tmp"
 
 
 def _record_holder(fd: int) -> None:
@@ -336,70 +327,12 @@ class FileRunStore(BaseRunStore[Path]):
 
     def _write(self, key: Path, data: bytes, *, exclusive: bool) -> None:
         target = self._real(key)
-        directory = target.parent
         try:
-            directory.mkdir(parents=True, exist_ok=True)
-            self._sweep(directory, target.name)
-            temp = directory / _temp_name(target.name)
-            try:
-                self._write_temp(temp, target, data, exclusive=exclusive)
-                if exclusive:
-                    self._publish_new(temp, target)
-                else:
-                    os.replace(temp, target)
-            finally:
-                if os.path.lexists(temp):
-                    temp.unlink()
-            fsync_directory(directory)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            write_durably(target, data, new=exclusive)
         except FileExistsError:
             raise
         except OSError as error:
             raise AgentGraphError(
                 "file-write-failed", f"Cannot write {key}: {error.strerror or error}"
             ) from None
-
-    @staticmethod
-    def _write_temp(temp: Path, target: Path, data: bytes, *, exclusive: bool) -> None:
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-        fd = os.open(temp, flags, 0o666)
-        try:
-            if not exclusive and hasattr(os, "fchmod"):
-                with suppress(OSError):  # a replaced Run keeps its permissions
-                    os.fchmod(fd, stat.S_IMODE(os.stat(target).st_mode))
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-    @staticmethod
-    def _publish_new(temp: Path, target: Path) -> None:
-        try:
-            os.link(temp, target)  # fails rather than replace what appeared meanwhile
-        except FileExistsError:
-            raise
-        except OSError as error:
-            if error.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
-                raise
-            # a file system without hard links: the lock we hold is the only guard left
-            if os.path.lexists(target):
-                raise FileExistsError(str(target)) from None
-            os.replace(temp, target)
-
-    @staticmethod
-    def _sweep(directory: Path, name: str) -> None:
-        """Remove temporary files of this Run left by writers that were killed.
-
-        Only writers holding this Run's lock create them, and we hold it now, so
-        any that exist are abandoned.
-        """
-        pattern = _temp_pattern(name)
-        try:
-            entries = [entry.name for entry in os.scandir(directory) if pattern.match(entry.name)]
-        except OSError:
-            return
-        for entry in entries:
-            with suppress(OSError):
-                (directory / entry).unlink()

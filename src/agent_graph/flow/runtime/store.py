@@ -1,10 +1,13 @@
 """Run record files: one JSON document per Run, written atomically under a lock.
 
 Durability (docs/flow-runs.md §Durability and locking, C.3): each commit writes the
-whole document to a temporary file in the same directory, ``fsync``s it, renames it over
-the record and ``fsync``s the directory, so after a crash at any moment the file is the
-complete previous or the complete new version. A new record is published with a hard
-link, which fails rather than replace a file that appeared meanwhile.
+whole document through the durable write both Run stores share
+(:func:`agent_graph.documents.durable.write_durably`): a temporary file in the same
+directory, ``fsync``ed, renamed over the record, the directory ``fsync``ed, so after a
+crash at any moment the file is the complete previous or the complete new version. A new
+record is published with a hard link, which fails rather than replace a file that
+appeared meanwhile; a replaced record keeps its permissions; temporary files a killed
+writer left behind are swept by the next commit.
 
 Integrity: the document carries ``checksum``, the SHA-256 of its compact JSON (members
 in document order) without that member; a record edited outside agc (or of another
@@ -26,11 +29,9 @@ between two events; nothing else reads them.
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import os
-import secrets
 import signal
 import threading
 from collections.abc import Iterator
@@ -38,7 +39,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Final
 
-from ...documents.files import fsync_directory
+from ...documents.durable import write_durably
 from ...errors import AgentGraphError, Diagnostic
 from .failures import (
     BUSY,
@@ -212,26 +213,15 @@ class RunFile:
         target = self._program_path(digest)
         if target.is_file():
             return
-        temp = target.parent / f".{target.name}.{os.getpid()}-{secrets.token_hex(6)}.tmp"
         try:
             target.parent.mkdir(exist_ok=True)
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(temp, target)
-            fsync_directory(target.parent)
+            write_durably(target, data, new=True)
+        except FileExistsError:
+            return  # another Run of this program kept it meanwhile: the same bytes
         except OSError as error:
             raise AgentGraphError(
                 WRITE_FAILED, f"Cannot keep the Run's program {target}: {error.strerror or error}"
             ) from None
-        finally:
-            with suppress(OSError):
-                os.unlink(temp)
 
     def kept_program(self, digest: str) -> bytes | None:
         """The program kept for ``digest``, or None when there is none (or it is unreadable)."""
@@ -260,37 +250,16 @@ class RunFile:
         document["checksum"] = digest
         data = body[:-1] + (',"checksum":"' + digest + '"}').encode("ascii")
         target = self.path if new else self.real
-        directory = target.parent
-        temp = directory / f".{target.name}.{os.getpid()}-{secrets.token_hex(6)}.tmp"
         try:
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            _crash_point(CRASH_BEFORE, number)
-            if new:
-                try:
-                    os.link(temp, target)
-                except FileExistsError:
-                    raise AgentGraphError(
-                        TARGET_EXISTS, f"{target} appeared meanwhile; nothing was replaced"
-                    ) from None
-                except OSError as error:
-                    if error.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV):
-                        raise
-                    os.replace(temp, target)  # no hard links here: check_new ran under lock
-            else:
-                os.replace(temp, target)
-            fsync_directory(directory)
+            write_durably(
+                target, data, new=new, before_publish=lambda: _crash_point(CRASH_BEFORE, number)
+            )
+        except FileExistsError:
+            raise AgentGraphError(
+                TARGET_EXISTS, f"{target} appeared meanwhile; nothing was replaced"
+            ) from None
         except OSError as error:
             raise AgentGraphError(
                 WRITE_FAILED, f"Cannot write the Run record {target}: {error.strerror or error}"
             ) from None
-        finally:
-            with suppress(OSError):
-                os.unlink(temp)
         _crash_point(CRASH_AFTER, number)

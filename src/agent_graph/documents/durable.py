@@ -1,0 +1,110 @@
+"""The one durable write: a whole file or none, on disk before it counts, debris swept.
+
+Both Run stores (``agent-graph.run.v1`` files and Flow Run records) and the programs kept
+beside Flow Runs write through :func:`write_durably`, so each has every property:
+
+* the new bytes go to a temporary file in the target's directory (``.<name>.agc-<pid>-<hex>.tmp``),
+  are ``fsync``ed, then renamed over the target (or hard-linked to a new one, which fails
+  rather than replace a file that appeared meanwhile), and the directory is ``fsync``ed:
+  after a crash at any moment the target is the complete old or the complete new version;
+* a replaced file keeps its permissions;
+* temporary files of this target left by writers that were killed are removed first. Only
+  a writer holding the target's lock writes them, and the caller holds it, so any that
+  exist are abandoned.
+
+Errors are ``OSError`` (``FileExistsError`` for a new file that exists): each store says
+what failed in its own words and codes.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import secrets
+import stat
+from collections.abc import Callable
+from contextlib import suppress
+from pathlib import Path
+
+from .files import fsync_directory
+
+
+def temp_pattern(name: str) -> re.Pattern[str]:
+    """The temporary files of a write to ``name`` (any writer's)."""
+    return re.compile(rf"\.{re.escape(name)}\.agc-[0-9]+-[0-9a-f]{{16}}\.tmp\Z")
+
+
+def temp_name(name: str) -> str:
+    return f".{name}.agc-{os.getpid()}-{secrets.token_hex(8)}.tmp"
+
+
+def sweep(directory: Path, name: str) -> None:
+    """Remove the temporary files of writes to ``name`` that their writers left behind."""
+    pattern = temp_pattern(name)
+    try:
+        entries = [entry.name for entry in os.scandir(directory) if pattern.match(entry.name)]
+    except OSError:
+        return
+    for entry in entries:
+        with suppress(OSError):
+            (directory / entry).unlink()
+
+
+def write_durably(
+    target: Path,
+    data: bytes,
+    *,
+    new: bool,
+    before_publish: Callable[[], None] | None = None,
+) -> None:
+    """Write ``data`` as the whole of ``target`` (a new file when ``new``), durably.
+
+    ``before_publish`` runs after the temporary file is on disk and before it becomes the
+    target (the crash tests stop a writer there).
+    """
+    directory = target.parent
+    sweep(directory, target.name)
+    temp = directory / temp_name(target.name)
+    try:
+        _write_temp(temp, target, data, keep_mode=not new)
+        if before_publish is not None:
+            before_publish()
+        if new:
+            _publish_new(temp, target)
+        else:
+            os.replace(temp, target)
+    finally:
+        if os.path.lexists(temp):
+            with suppress(OSError):
+                temp.unlink()
+    fsync_directory(directory)
+
+
+def _write_temp(temp: Path, target: Path, data: bytes, *, keep_mode: bool) -> None:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    fd = os.open(temp, flags | getattr(os, "O_CLOEXEC", 0), 0o666)
+    try:
+        if keep_mode and hasattr(os, "fchmod"):
+            with suppress(OSError):  # a replaced file keeps its permissions
+                os.fchmod(fd, stat.S_IMODE(os.stat(target).st_mode))
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _publish_new(temp: Path, target: Path) -> None:
+    try:
+        os.link(temp, target)  # fails rather than replace what appeared meanwhile
+    except FileExistsError:
+        raise
+    except OSError as error:
+        if error.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
+            raise
+        # a file system without hard links: the lock the caller holds is the only guard left
+        if os.path.lexists(target):
+            raise FileExistsError(str(target)) from None
+        os.replace(temp, target)

@@ -42,12 +42,13 @@ def error_of(args: Sequence[str], capsys: pytest.CaptureFixture[str]) -> dict[st
     return error
 
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
 
 
-def readme_bash_block(heading: str) -> str:
-    """The one ```bash block under the README's ``## heading``."""
-    text = README.read_text(encoding="utf-8")
+def bash_block(heading: str, page: Path = README) -> str:
+    """The one ```bash block under ``## heading`` of ``page`` (README.md or a docs page)."""
+    text = page.read_text(encoding="utf-8")
     section = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
     (block,) = re.findall(r"```bash\n(.*?)```", section, re.S)
     return str(block)

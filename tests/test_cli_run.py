@@ -1,6 +1,6 @@
-"""``agc run …``: options, outputs (JSON and human lines), codes, and the README's loop.
+"""``agc run …``: options, outputs (JSON and human lines), codes, and docs/runs.md's loop.
 
-The README's shell and Python examples are run as written. The last section compares
+The page's shell and Python examples are run as written. The last section compares
 with the Node reference CLI; it runs only when ``AGC_REFERENCE_CLI`` is set.
 """
 
@@ -457,24 +457,24 @@ def test_usage(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "format-invalid" in err
 
 
-# -- the README's loop, as written --------------------------------------------------------
+# -- docs/runs.md's loop, as written ------------------------------------------------------
 
 
-def _readme_block(language: str) -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def _runs_block(language: str) -> str:
+    text = (ROOT / "docs" / "runs.md").read_text(encoding="utf-8")
     section = text.split("## Keep a Run", 1)[1].split("\n## ", 1)[0]
     match = re.search(rf"```{language}\n(.*?)```", section, re.S)
     assert match is not None
     return match.group(1)
 
 
-def test_readme_shell_loop(tmp_path: Path) -> None:
+def test_runs_page_shell_loop(tmp_path: Path) -> None:
     (tmp_path / "examples").symlink_to(ROOT / "examples")
     agc = f'agc() {{ "{sys.executable}" -m agent_graph "$@"; }}\n'
     src = str(ROOT / "src")
     env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
     done = subprocess.run(
-        ["bash", "-euc", agc + _readme_block("sh")],
+        ["bash", "-euc", agc + _runs_block("sh")],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -502,7 +502,7 @@ EVIDENCE: dict[str, dict[str, Any]] = {
 }
 
 
-def test_readme_python_loop(here: Path) -> None:
+def test_runs_page_python_loop(here: Path) -> None:
     (here / "examples").symlink_to(ROOT / "examples")
     acted: list[str] = []
 
@@ -512,7 +512,7 @@ def test_readme_python_loop(here: Path) -> None:
 
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(_readme_block("python"), {"act": act})
+        exec(_runs_block("python"), {"act": act})
     assert printed.getvalue() == "complete completed\n"
     assert acted == ["draft", "approve", "publish"]
     events = json.loads((here / "week-49.json").read_text(encoding="utf-8"))["events"]

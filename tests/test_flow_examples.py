@@ -205,9 +205,9 @@ def test_the_fingerprint_covers_resources_and_children_not_other_files(tmp_path:
     assert flow.compile(parent).fingerprint != second.fingerprint
 
 
-def test_the_readme_flow_command_runs_as_written(tmp_path: Path) -> None:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("\n## Flow packages", 1)[1].split("\n## ", 1)[0]
+def test_the_flows_page_check_command_runs_as_written(tmp_path: Path) -> None:
+    text = (ROOT / "docs" / "flows.md").read_text(encoding="utf-8")
+    section = text.split("\n## The examples", 1)[1].split("\n## ", 1)[0]
     (command,) = re.findall(r"```bash\n(agc flow .*?)\n```", section, re.S)
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     done = subprocess.run(

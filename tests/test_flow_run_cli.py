@@ -1,5 +1,5 @@
 """``agc flow run|resume|status|events``: the fixed shapes, the shipped examples with the
-``script:`` adapter, the README command, and the bad input of issue 14."""
+``script:`` adapter, the README's and docs/flow-runs.md's command, and the bad input of issue 14."""
 
 from __future__ import annotations
 
@@ -181,8 +181,9 @@ def test_status_names_the_current_node(tmp_path: Path, capsys: pytest.CaptureFix
     assert json.loads(out)["result"] == "done"
 
 
-def test_the_readme_run_command_runs_as_written(tmp_path: Path) -> None:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+@pytest.mark.parametrize("page", ["README.md", "docs/flow-runs.md"])
+def test_the_run_a_flow_command_runs_as_written(tmp_path: Path, page: str) -> None:
+    text = (ROOT / page).read_text(encoding="utf-8")
     section = text.split("\n## Run a Flow", 1)[1].split("\n## ", 1)[0]
     (command_text,) = re.findall(r"```bash\n(.*?)\n```", section, re.S)
     shutil.copytree(ROOT / "examples", tmp_path / "examples")

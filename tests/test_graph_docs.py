@@ -1,4 +1,4 @@
-"""The README's picture commands run as written, and the committed pictures are current."""
+"""docs/pictures.md's picture commands run as written, and the committed pictures are current."""
 
 from __future__ import annotations
 
@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from cli_support import readme_bash_block, run_bash
+from cli_support import bash_block, run_bash
 from mermaid_syntax import check
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-_HEADING = "See the work: pictures and explanations"
+PAGE = ROOT / "docs" / "pictures.md"
+_HEADING = "From the repository root"
 
 
 def _texts(svg: str) -> list[str]:
@@ -23,10 +24,10 @@ def _texts(svg: str) -> list[str]:
     return sorted(re.findall(r"<text[^>]*>([^<]*)</text>", svg))
 
 
-def test_the_readme_picture_block_runs_as_written(tmp_path: Path) -> None:
+def test_the_picture_block_runs_as_written(tmp_path: Path) -> None:
     if shutil.which("dot") is None and not os.environ.get("CI"):
         pytest.skip("Graphviz dot is not installed")
-    block = readme_bash_block(_HEADING)
+    block = bash_block(_HEADING, PAGE)
     assert len(block.strip().splitlines()) == 3  # one command per kind
     for name in ("examples", "docs"):  # from the repository root, writing into tmp_path
         (tmp_path / name).symlink_to(ROOT / name)

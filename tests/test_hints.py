@@ -1,12 +1,14 @@
 """Every command ``agc`` prints for a person to run next runs as printed.
 
-The ``sh`` blocks of README.md and of each example's README are run command by command
-in a temporary copy of the examples (``VAR="…"`` lines, ``$VAR``, ``#`` comments and
-``&&`` as a shell reads them). Every hint line they print (``Next: agc …``, ``Resolve it:
-agc …``, ``Record it: agc …``) is split with :func:`shlex.split` and run in the same
-working directory, on the directory as it was when the hint was printed (restored
-afterwards, so hints that record outcomes do not change the README's story), and so are
-the hints those print: each must exit 0. The README's ``pytest.ini``
+The ``sh`` blocks of README.md, of every page of docs/ and of each example's README are run
+command by command in a temporary copy of the examples (``VAR="…"`` lines, ``$VAR``, ``#``
+comments and ``&&`` as a shell reads them). Every hint line they print (``Next: agc …``,
+``Resolve it: agc …``, ``Record it: agc …``) is split with :func:`shlex.split` and run in
+the same working directory, on the directory as it was when the hint was printed (restored
+afterwards, so hints that record outcomes do not change the page's story), and so are
+the hints those print: each must exit 0. A block a reader cannot run as written from the
+repository root (it needs an Agent CLI and a login, a project of the reader's own, or
+values to fill in) is fenced ``shell``, not ``sh``. docs/providers.md's ``pytest.ini``
 snippet is pasted into a project and run with pytest.
 
 The golden tests below assert the exact hint lines for the cases a new user met: a
@@ -35,11 +37,17 @@ from cli_support import ok_json, run
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 READMES = sorted(EXAMPLES.glob("*/README.md"))
+#: README.md and every docs page with ``sh`` blocks, by path from the repository root.
+PAGES = [
+    path.relative_to(ROOT).as_posix()
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    if "```sh\n" in path.read_text(encoding="utf-8")
+]
 #: A line that holds a command to run: its label, then the command.
 HINT = re.compile(r"^(Next|Resolve it|Record it): (agc\b.*)$")
 #: Text that names ``agc`` commands without being one (checked so no new hint form is missed).
 NOT_COMMANDS = ("Nothing can run now:", "Next: evaluate the run with agc run status")
-#: README commands that are not ``agc`` and are not run here.
+#: Commands of the pages that are not ``agc`` and are not run here.
 NOT_RUN = {"pip install -e '.[dev]'", "python -m pytest"}
 DEPTH = 2  # hints, and the hints they print
 
@@ -121,7 +129,7 @@ class Session:
                     self.hints(printed, depth - 1, seen)
 
     def block(self, block: str) -> list[str]:
-        """Run a README block and the hints of each command; their human output."""
+        """Run a page's block and the hints of each command; their human output."""
         outputs = []
         for words in commands(block):
             out = self.agc(words)
@@ -152,19 +160,34 @@ def runnable(blocks: list[str]) -> list[str]:
     return out
 
 
-# -- the READMEs, as written --------------------------------------------------------------
+# -- the READMEs and the docs, as written -------------------------------------------------
+
+#: How many runnable ``sh`` blocks each page has (a page that gains or loses one says so).
+RUNNABLE = {
+    "README.md": 1,  # route an example
+    "docs/providers.md": 3,  # route an example, validate and inspect, build
+    "docs/runs.md": 1,  # keep a Run
+}
 
 
-def test_readme_commands_and_their_hints(session: Session) -> None:
-    blocks = runnable(sh_blocks(ROOT / "README.md"))
-    assert len(blocks) == 4  # route an example, keep a Run, validate and inspect, build
+def test_every_page_with_sh_blocks_is_run() -> None:
+    assert {page: len(runnable(sh_blocks(ROOT / page))) for page in PAGES} == {
+        **dict.fromkeys(PAGES, 0),
+        **RUNNABLE,
+    }
+
+
+def test_page_commands_and_their_hints(session: Session) -> None:
+    """Every page's blocks in one session, in order, as the README's once were."""
+    blocks = [block for page in PAGES for block in runnable(sh_blocks(ROOT / page))]
+    assert len(blocks) == sum(RUNNABLE.values())
     outputs = [out for block in blocks for out in session.block(block)]
     assert session.labels == {"Next", "Resolve it", "Record it"}
     assert len(session.ran) >= 15
     text = "".join(outputs)
-    assert "Next: evaluate the run with" not in text  # the README names its Provider
+    assert "Next: evaluate the run with" not in text  # the pages name their Provider
     assert "Checked only that the key" not in text  # ... so every key is checked
-    run_loop = sh_blocks(ROOT / "README.md", "Keep a Run")[0]
+    run_loop = sh_blocks(ROOT / "docs" / "runs.md", "Keep a Run")[0]
     assert run_loop in blocks
 
 
@@ -180,8 +203,8 @@ def test_example_readme_commands_and_their_hints(session: Session, readme: Path)
         assert any("'train/verify-candidate>verify/" in c for c in recorded), recorded
 
 
-def test_readme_pytest_ini_snippet(tmp_path: Path) -> None:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_providers_page_pytest_ini_snippet(tmp_path: Path) -> None:
+    text = (ROOT / "docs" / "providers.md").read_text(encoding="utf-8")
     section = text.split("\n## Graph tests in pytest", 1)[1].split("\n## ", 1)[0]
     match = re.search(r"```ini\n(.*?)```", section, re.S)
     assert match is not None

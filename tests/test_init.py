@@ -22,7 +22,7 @@ from agent_graph.authoring import writes
 from agent_graph.authoring.slug import slug
 from agent_graph.documents.yaml12 import parse_yaml
 from agent_graph.errors import AgentGraphError
-from cli_support import error_of, ok_json, readme_bash_block, run, run_bash
+from cli_support import ROOT, bash_block, error_of, ok_json, run, run_bash
 from tree_support import write_tree
 
 #: What reference-behaviour §9.2 lists, plus the 0.3.1 descriptor of the procedure.
@@ -347,13 +347,15 @@ def test_no_init_hint_where_init_would_refuse(tmp_path: Path) -> None:
     assert "agc init" not in failed.stderr
 
 
-def test_the_readme_start_a_provider_block_runs_as_written(tmp_path: Path) -> None:
-    """README "Start a Provider": init, validate, test, run by bash exactly as written."""
-    block = readme_bash_block("Start a Provider")
+@pytest.mark.parametrize("page", ["README.md", "docs/providers.md"])
+def test_the_start_a_provider_block_runs_as_written(tmp_path: Path, page: str) -> None:
+    """The "Start a Provider" block of README.md and docs/providers.md: init, validate, test,
+    run by bash exactly as written."""
+    block = bash_block("Start a Provider", ROOT / page)
     assert len(block.strip().splitlines()) == 3  # init -> validate -> test
     done = run_bash(block, tmp_path)
     printed = done.stdout.splitlines()
     commands = [line.removeprefix("Next: ") for line in printed if line.startswith("Next: ")]
-    assert commands == block.strip().splitlines()[1:]  # init printed the README's next lines
+    assert commands == block.strip().splitlines()[1:]  # init printed the page's next lines
     assert "Valid provider acme-notes@0.1.0" in printed
     assert "1/1 graph test(s) passed" in printed

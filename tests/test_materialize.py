@@ -474,9 +474,10 @@ def test_the_vm_does_not_import_materialize() -> None:
     assert out.stdout.strip() == "False"
 
 
-@pytest.mark.parametrize("readme", ["README.md", "examples/context-views/README.md"])
+@pytest.mark.parametrize("readme", ["docs/resources.md", "examples/context-views/README.md"])
 def test_the_readme_materialize_command_runs_as_written(tmp_path: Path, readme: str) -> None:
-    """The READMEs' one-command materialization, run by bash exactly as written."""
+    """The one-command materialization of docs/resources.md and the example's README, run by
+    bash exactly as written."""
     import re
     import shutil
     import subprocess

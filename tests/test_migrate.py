@@ -223,9 +223,9 @@ def test_failed_write_is_rolled_back(
     assert snapshot(root) == before
 
 
-def test_readme_upgrade_section_runs_as_written(tmp_path: Path) -> None:
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
-    section = readme.split("## Upgrade a 0.2 Provider", 1)[1]
+def test_the_migrate_page_upgrade_section_runs_as_written(tmp_path: Path) -> None:
+    page = (Path(__file__).parents[1] / "docs" / "migrate.md").read_text()
+    section = page.split("## Upgrade a 0.2 Provider", 1)[1]
     block = section.split("```bash\n", 1)[1].split("```", 1)[0]
     shutil.copytree(LEGACY, tmp_path / "tests" / "legacy")
     script = f'agc() {{ "{sys.executable}" -m agent_graph "$@"; }}\nset -e\n{block}'

@@ -41,19 +41,21 @@ def _report(ctx: click.Context, local: dict[str, Any], result: Any, what: str) -
 
 
 @import_group.command("skill")
-@click.argument("skill", metavar="SKILL.md")
+# not named `skill`: that is the global --skill option's name, which click would let the
+# argument overwrite (and warn about, which the test suite treats as an error)
+@click.argument("skill_file", metavar="SKILL.md")
 @_INTO
 @click.option("--graph", "graph", default=None, metavar="ID", help="Generated graph id.")
 @provider_options
 @click.pass_context
 def import_skill_command(
-    ctx: click.Context, /, skill: str, into: str, graph: str | None, **local: Any
+    ctx: click.Context, /, skill_file: str, into: str, graph: str | None, **local: Any
 ) -> None:
     """Copy a Skill into the Provider, bind it and route it through a one-step graph."""
     from ..authoring.importers import import_skill
 
     options(ctx, **local)  # reject a bad --format before anything is written
-    _report(ctx, local, import_skill(skill, into, graph), "Skill")
+    _report(ctx, local, import_skill(skill_file, into, graph), "Skill")
 
 
 @import_group.command("scripts")

@@ -223,7 +223,7 @@ def test_every_part_is_in_the_table() -> None:
 
 
 def test_the_table_keeps_the_design_rules() -> None:
-    # DESIGN.md and the architecture issue, as data: if ALLOWED drifts, this fails
+    # the layering rules of docs/architecture.md, as data: if ALLOWED drifts, this fails
     assert not {"compiler", "documents", "bundles", "runs"} & (ALLOWED["vm"] | ALLOWED["ir"])
     assert "compiler" not in ALLOWED["runs"]
     assert "vm" not in ALLOWED["compiler"]

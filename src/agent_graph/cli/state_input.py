@@ -154,13 +154,9 @@ def evaluation_input(
         )
     from ..runs import evaluation_input as run_evaluation_input  # only with a Run: start-up
 
-    loaded = load_run(state, provider_id)
+    loaded = load_run(state, provider_id)  # refuses another Provider's Run, before its log
     routing = run_evaluation_input(
-        loaded.run,
-        facts=direct_facts,
-        outcomes=direct_outcomes,
-        authorities=authorities,
-        provider=provider_id,
+        loaded.run, facts=direct_facts, outcomes=direct_outcomes, authorities=authorities
     )
     return EvaluationInput(
         facts=dict(routing.facts),

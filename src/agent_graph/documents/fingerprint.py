@@ -10,11 +10,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 #: Version of the fingerprint algorithm below; recorded in every compiled Flow program.
 FINGERPRINT_VERSION: Final = 1
+K = TypeVar("K", bound=Hashable)
+
 #: The package directories whose files are part of the package (§1: references, scripts).
 RESOURCE_DIRS: Final = ("references", "scripts")
 
@@ -72,3 +75,33 @@ def fingerprint(flow_id: str, files: list[tuple[str, str]], children: list[tuple
         "children": [list(item) for item in sorted(children)],
     }
     return "sha256:" + hashlib.sha256(canonical_json(doc)).hexdigest()
+
+
+def children_first(
+    root: K,
+    children: Callable[[K], Iterable[K]],
+    combine: Callable[[K, list[tuple[K, str]]], str],
+    found: dict[K, str] | None = None,
+) -> dict[K, str]:
+    """The combined fingerprint of ``root`` and of every package below it, children first.
+
+    ``combine(package, [(child, its fingerprint)])`` fingerprints one package once its
+    children's are known; ``found`` (filled in place) keeps what an earlier call computed.
+    Iterative, so a long chain of children is no deeper for Python than one. The front
+    end runs it over a checked closure, the runtime over a kept program's Flows.
+    """
+    found = {} if found is None else found
+    todo = [root]
+    while todo:
+        current = todo[-1]
+        if current in found:
+            todo.pop()
+            continue
+        kids = list(children(current))
+        pending = [child for child in kids if child not in found]
+        if pending:
+            todo.extend(pending)
+            continue
+        found[current] = combine(current, [(child, found[child]) for child in kids])
+        todo.pop()
+    return found

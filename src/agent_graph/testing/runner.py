@@ -164,21 +164,17 @@ def broken_cases_error(results: Sequence[CaseResult]) -> AgentGraphError | None:
     diagnostics hold every broken case's findings (file, line, column), first case
     first, so one run shows all there is to mend.
     """
-    broken = [result for result in results if result.error is not None]
+    broken = [(result, result.error) for result in results if result.error is not None]
     if not broken:
         return None
     diagnostics: list[Diagnostic] = []
-    for result in broken:
-        error = result.error
-        assert error is not None
+    for result, error in broken:
+        where = str(result.path)
         found = error.diagnostics or [
-            Diagnostic(error.code, error.message, path=str(result.path), line=result.case.line)
+            Diagnostic(error.code, error.message, path=where, line=result.case.line)
         ]
-        diagnostics += [
-            d if d.path is not None else replace(d, path=str(result.path)) for d in found
-        ]
-    first = broken[0].error
-    assert first is not None
+        diagnostics += [d if d.path is not None else replace(d, path=where) for d in found]
+    first = broken[0][1]
     message = first.message
     if len(broken) > 1:
         message += f" (and {len(broken) - 1} more broken graph test case(s), in the diagnostics)"

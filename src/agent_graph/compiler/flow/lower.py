@@ -6,7 +6,12 @@ computed bottom-up (a package's includes its children's), from the files as they
 
 from __future__ import annotations
 
-from ...documents.fingerprint import FINGERPRINT_VERSION, fingerprint, package_files
+from ...documents.fingerprint import (
+    FINGERPRINT_VERSION,
+    children_first,
+    fingerprint,
+    package_files,
+)
 from ...ir import flow_records as r
 from ...ir.records import freeze_json
 from ...ir.schema import NONE
@@ -33,23 +38,16 @@ class _Lowering:
         self.fingerprints: dict[str, str] = {}
 
     def fingerprint_of(self, flow_id: str) -> str:
-        """C.4, children first; iterative so a long chain of children is no problem."""
-        todo = [flow_id]
-        while todo:
-            current = todo[-1]
-            if current in self.fingerprints:
-                todo.pop()
-                continue
-            children = self._children(self.closure.packages[current])
-            pending = [c for c in children if c not in self.fingerprints]
-            if pending:
-                todo.extend(pending)
-                continue
-            package = self.closure.packages[current]
-            pairs = [(c, self.fingerprints[c]) for c in children]
-            self.fingerprints[current] = fingerprint(current, package_files(package.root), pairs)
-            todo.pop()
-        return self.fingerprints[flow_id]
+        """C.4: the package's files and its children's fingerprints."""
+        packages = self.closure.packages
+
+        def combine(current: str, pairs: list[tuple[str, str]]) -> str:
+            return fingerprint(current, package_files(packages[current].root), pairs)
+
+        found = children_first(
+            flow_id, lambda current: self._children(packages[current]), combine, self.fingerprints
+        )
+        return found[flow_id]
 
     @staticmethod
     def _children(package: Package) -> list[str]:

@@ -119,17 +119,6 @@ def check_package(package: Package, strict: bool) -> None:
         )
 
 
-def load_closure(path: str | os.PathLike[str], *, strict: bool = True) -> Closure:
-    """Load and check the entry and its closure (raises only for a bad entry path)."""
-    root = entry_root(path)
-    closure = Closure(root.parent)
-    first = read_package(root, closure.base, root.name, child=False)
-    check_package(first, strict)
-    closure.packages[first.id] = first
-    load_children(closure, strict)
-    return closure
-
-
 def load_children(closure: Closure, strict: bool) -> None:
     """Read and check every package the entry reaches through 执行Flow, depth first."""
     first = closure.root

@@ -18,6 +18,7 @@ import shlex
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from ...documents.files import read_text
 from ...documents.paths import Origin, portable
 from ...errors import AgentGraphError, Diagnostic
 from .model import LoadedAction, LoadedGraph
@@ -57,10 +58,11 @@ def bound_skill_warnings(
     out: list[Diagnostic] = []
     for skill in _skill_files(root):
         try:
-            if "agent-graph" not in skill.read_text(encoding="utf-8", errors="replace"):
-                continue
-            binding = read_skill_binding(skill)
-        except (OSError, AgentGraphError):
+            text = read_text(skill, display=str(skill))  # capped, as every source read
+            if "agent-graph" not in text:
+                continue  # no binding: spare the YAML parse
+            binding = read_skill_binding(skill, text)
+        except AgentGraphError:
             continue  # not a binding; what is wrong with it is not this check's to say
         if not _selects_this_provider(binding.locator, skill, manifest, provider_id):
             continue

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...documents.paths import Origin, display_path
-from ...documents.sources import read_markdown
+from ...documents.sources import parse_frontmatter, read_markdown
 
 _BINDING_KEYS = (
     ("agent-graph", "locator"),
@@ -30,10 +30,14 @@ class SkillBinding:
     origin: Origin
 
 
-def read_skill_binding(skill_path: str | os.PathLike[str]) -> SkillBinding:
+def read_skill_binding(skill_path: str | os.PathLike[str], text: str | None = None) -> SkillBinding:
+    """The binding a SKILL.md declares; ``text``: its contents, when the caller read them."""
     absolute = Path(os.path.abspath(skill_path))
     display = display_path(absolute)
-    doc = read_markdown(absolute, display=display)
+    if text is None:
+        doc = read_markdown(absolute, display=display)
+    else:
+        doc = parse_frontmatter(text, absolute, display=display)
     here = Origin(display, doc.source)
     metadata = doc.value.get("metadata")
     if not isinstance(metadata, dict):

@@ -9,32 +9,32 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...documents.fingerprint import fingerprint, package_files
+from ...documents.fingerprint import children_first, fingerprint, package_files
 from ...ir.flow_program import FlowProgram
+
+
+class _Gone(Exception):
+    def __init__(self, root: Path) -> None:
+        self.root = root
 
 
 def fingerprint_on_disk(program: FlowProgram) -> tuple[str | None, Path | None]:
     """The entry's fingerprint from the files now, or ``(None, gone)`` naming a package
     directory (or its FLOW.md) that no longer exists."""
-    assert program.base is not None  # a kept program is always placed
     flows = program.flows
-    found: dict[int, str] = {}
-    todo = [program.record.root]
-    while todo:
-        index = todo[-1]
-        if index in found:
-            todo.pop()
-            continue
-        pending = [c for c in flows[index].children if c not in found]
-        if pending:
-            todo.extend(pending)
-            continue
+
+    def combine(index: int, pairs: list[tuple[int, str]]) -> str:
         flow = flows[index]
         root = program.package_root(flow)
-        assert root is not None
+        assert root is not None  # a kept program is always placed
         if not (root / "FLOW.md").is_file():
-            return None, root
-        pairs = [(flows[c].id, found[c]) for c in flow.children]
-        found[index] = fingerprint(flow.id, package_files(root), pairs)
-        todo.pop()
-    return found[program.record.root], None
+            raise _Gone(root)
+        named = [(flows[child].id, value) for child, value in pairs]
+        return fingerprint(flow.id, package_files(root), named)
+
+    entry = program.record.root
+    try:
+        found = children_first(entry, lambda index: flows[index].children, combine)
+    except _Gone as gone:
+        return None, gone.root
+    return found[entry], None

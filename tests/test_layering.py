@@ -51,6 +51,9 @@ ALLOWED: dict[str, set[str]] = {
     | {"compiler.passes", "documents", "bundles", "ir", "exec", "schemas"},
     "compiler.flow": BASE | {"compiler.passes", "documents", "ir"},
     "ROOT": BASE | {"compiler", "bundles", "vm"},
+    # which Provider a host names (manifest, Skill binding, registry) and the one call that
+    # loads it: through the root package's open_bundle / program_of
+    "selection": BASE | {"ROOT", "compiler", "compiler.provider", "bundles", "vm"},
     # Provider authoring (init, import, migrate): writes sources, reads them back through the
     # compiler to prove what it wrote validates
     "authoring": BASE | {"documents", "compiler", "compiler.provider", "schemas"},
@@ -68,6 +71,7 @@ ALLOWED: dict[str, set[str]] = {
     "cli": BASE
     | {
         "ROOT",
+        "selection",
         "compiler",
         "documents",
         "bundles",

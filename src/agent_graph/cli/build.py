@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from .context import load_context, options
+from .context import load, options
 from .options import provider_options
 from .render import emit, warnings_lines
 
@@ -28,7 +28,7 @@ def build_command(ctx: click.Context, /, output: str, **local: Any) -> None:
     from ..compiler.provider.builder import build_bundle
 
     opts = options(ctx, **local)
-    provider = load_context(opts).provider
+    provider = load(opts, need="provider").provider
     result = build_bundle(provider, output, trust=cli_trust_store())
     emit(
         opts.fmt,

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from .context import compile_context, load_context, options
+from .context import load, options
 from .options import provider_options
 from .render import emit
 
@@ -27,11 +27,11 @@ def code_group(ctx: click.Context) -> None:
 def code_list_command(ctx: click.Context, /, **local: Any) -> None:
     """Every Code Catalog entry in file order, as authored."""
     opts = options(ctx, **local)
-    context = load_context(opts)
-    program = compile_context(context)
+    loaded = load(opts, need="both")
+    program = loaded.runnable
     entries = program.codes()
     document: dict[str, Any] = {"provider": program.provider_id}
-    catalog = context.provider.catalog
+    catalog = loaded.provider.catalog
     if catalog is not None:
         document["catalog"] = str(catalog.path)
     document["codes"] = [copy.deepcopy(entry.raw) for entry in entries]
@@ -46,7 +46,7 @@ def code_list_command(ctx: click.Context, /, **local: Any) -> None:
 def code_locate_command(ctx: click.Context, /, code: str, **local: Any) -> None:
     """One catalog entry with its document located (code-missing when there is none)."""
     opts = options(ctx, **local)
-    program = compile_context(load_context(opts))
+    program = load(opts, need="both").runnable
     location = program.locate_code(code)
     lines = [f"{location.code} [{location.kind}]", location.summary]
     if location.document is not None:

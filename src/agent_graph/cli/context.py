@@ -1,10 +1,13 @@
-"""Resolving the global options into a loaded Provider (and optional Skill binding).
+"""The global options, and the one way a command gets its Provider.
 
 ``-m PATH`` names a Provider manifest, or a directory holding ``provider.yaml`` (as
 the pytest plugin's ``--agc-provider`` does); without it, ``provider.yaml`` in the
-working directory. A missing default manifest says how to name one; a manifest that
-is another ``agent-graph.*.v1`` document (a Graph, an Action …) says so instead of
-listing every way it is not a Provider.
+working directory; ``--skill`` (with ``--registry``) names a Skill binding instead.
+:func:`load` turns the options into one :class:`~agent_graph.selection.Selection` and
+makes one library call; what the CLI adds is worked out afterwards, from a failure: a
+missing manifest gets ``agc init`` as the next step when init would work there, and a
+manifest that is another ``agent-graph.*.v1`` document (a Graph, an Action …) says so
+instead of listing every way it is not a Provider.
 """
 
 from __future__ import annotations
@@ -15,17 +18,17 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from ..errors import AgentGraphError, Diagnostic
-from ..frozen import record
+from ..errors import AgentGraphError
+from ..frozen import record, replace
+from ..selection import Loaded, ManifestMissing, Need, Selection
+from ..selection import load as load_selection
+from ..selection import manifest_path as selected_manifest
 from .render import FORMATS
 
 if TYPE_CHECKING:  # click is not imported at run time: ``agc evaluate``'s fast path uses this
     import click
 
-    from ..compiler import ProviderState
-    from ..compiler.provider.model import LoadedProvider
     from ..compiler.provider.skills import ResolvedBinding
-    from ..vm import Program
 
 
 @record  # a frozen dataclass, cheaper to create: cold start
@@ -73,62 +76,50 @@ def _announce_lock_waits(ctx: click.Context, fmt: str) -> None:
     ctx.call_on_close(lambda: WAIT_NOTICE.reset(token))
 
 
-@record
-class ProviderContext:
-    state: ProviderState  # stopped before lowering; ``agent_graph.program_of`` finishes it
-    binding: ResolvedBinding | None
-
-    @property
-    def provider(self) -> LoadedProvider:
-        assert self.state.provider is not None
-        return self.state.provider
-
-
-DEFAULT_MANIFEST: Final = "provider.yaml"
 _OTHER_DOCUMENT: Final = re.compile(r"agent-graph\.([a-z0-9][a-z0-9.-]*)\.v1")
 _MANIFEST_SCHEMAS: Final = frozenset({"provider", "bundle"})  # a bundle's manifest.json
 
 
-def _missing(message: str, path: str, directory: str | None = None) -> AgentGraphError:
-    """``file-missing`` for a manifest that is not there; ``directory`` is where it was
-    looked for, and where ``agc init`` would start one (the hint, when init would not
-    refuse there: ``detail.next``, printed as ``Next: agc init …``)."""
-    detail: dict[str, Any] = {}
-    if directory is not None:
-        from ..authoring.scaffold import would_init
-        from .options import shell_command
+def load(opts: Options, *, need: Need = "program") -> Loaded:
+    """The Provider the options select, loaded as far as ``need`` asks: one library call
+    (:func:`agent_graph.selection.load`); a failure is then worked into a better one."""
+    from ..bundles import cli_trust_store
 
-        provider_id = would_init(directory)
-        if provider_id is not None:
-            where = [] if directory == "." else [directory]
-            detail["next"] = shell_command(["agc", "init", *where, "--id", provider_id])
-    return AgentGraphError(
-        "file-missing", message, [Diagnostic("file-missing", message, path=path, detail=detail)]
-    )
+    selection = Selection(opts.manifest, opts.skill, opts.registry)
+    try:
+        return load_selection(selection, need=need, trust=cli_trust_store())
+    except ManifestMissing as missing:
+        raise _with_init_hint(missing) from None
+    except AgentGraphError as error:
+        other = None if opts.skill else _not_a_provider(manifest_path(opts.manifest), error)
+        if other is not None:
+            raise other from None
+        raise
 
 
 def manifest_path(given: str | None) -> str:
     """The manifest ``-m`` names: the path itself, or ``provider.yaml`` in a directory."""
-    if given is None:
-        if not os.path.lexists(DEFAULT_MANIFEST):
-            raise _missing(
-                f"No {DEFAULT_MANIFEST} in the working directory {os.getcwd()}; pass "
-                "-m PATH (a Provider manifest, or a directory holding provider.yaml)",
-                DEFAULT_MANIFEST,
-                ".",
-            )
-        return DEFAULT_MANIFEST
-    if os.path.isdir(given):
-        inside = os.path.join(given, DEFAULT_MANIFEST)
-        if not os.path.lexists(inside):
-            raise _missing(
-                f"{os.path.abspath(given)} is a directory without {DEFAULT_MANIFEST}; "
-                "pass -m the Provider manifest (or the directory that holds its provider.yaml)",
-                DEFAULT_MANIFEST,
-                given,
-            )
-        return inside
-    return given
+    try:
+        return selected_manifest(given)
+    except ManifestMissing as missing:
+        raise _with_init_hint(missing) from None
+
+
+def _with_init_hint(missing: ManifestMissing) -> AgentGraphError:
+    """A missing manifest, with ``agc init`` as the next step (``detail.next``, printed
+    as ``Next: agc init …``) when init would start a Provider where it was looked for."""
+    if missing.directory is None:
+        return missing
+    from ..authoring.scaffold import would_init
+    from .options import shell_command
+
+    provider_id = would_init(missing.directory)
+    if provider_id is None:
+        return missing
+    where = [] if missing.directory == "." else [missing.directory]
+    detail = {"next": shell_command(["agc", "init", *where, "--id", provider_id])}
+    diagnostics = [replace(d, detail={**d.detail, **detail}) for d in missing.diagnostics]
+    return AgentGraphError(missing.code, missing.message, diagnostics)
 
 
 def _not_a_provider(manifest: str, error: AgentGraphError) -> AgentGraphError | None:
@@ -158,26 +149,6 @@ def _not_a_provider(manifest: str, error: AgentGraphError) -> AgentGraphError | 
     return AgentGraphError("schema-invalid", message, [diagnostic])
 
 
-def load_context(opts: Options) -> ProviderContext:
-    from ..bundles import cli_trust_store
-    from ..compiler import CHECKED, compile_manifest
-    from ..compiler.provider.skills import read_registry, resolve_skill_binding
-
-    registry = read_registry(opts.registry) if opts.registry else None
-    if opts.skill:
-        binding = resolve_skill_binding(opts.skill, registry)
-        return ProviderContext(binding.state, binding)
-    manifest = manifest_path(opts.manifest)
-    try:
-        state = compile_manifest(manifest, stop_after=CHECKED, trust=cli_trust_store())
-    except AgentGraphError as error:
-        other = _not_a_provider(manifest, error)
-        if other is not None:
-            raise other from None
-        raise
-    return ProviderContext(state, None)
-
-
 def select(
     binding: ResolvedBinding | None, graph: str | None, entry: str | None
 ) -> tuple[str, str]:
@@ -200,23 +171,3 @@ def select(
             "graph-selection-missing", "Graph is required when no --skill binding is active"
         )
     return graph, entry if entry is not None else "default"
-
-
-def compile_context(context: ProviderContext) -> Program:
-    from .. import program_of
-
-    return program_of(context.state)
-
-
-def load_program(opts: Options) -> tuple[ResolvedBinding | None, Program]:
-    """The Program to evaluate: a built bundle's verified IR when there is one (no YAML is
-    parsed then), else the Provider compiled from its sources."""
-    if not opts.skill and not opts.registry:
-        from .. import open_bundle
-        from ..bundles import cli_trust_store
-
-        program = open_bundle(manifest_path(opts.manifest), trust=cli_trust_store())
-        if program is not None:
-            return None, program
-    context = load_context(opts)
-    return context.binding, compile_context(context)

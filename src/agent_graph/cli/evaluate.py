@@ -27,7 +27,7 @@ from typing import Any
 
 import click
 
-from .context import load_program, options, select
+from .context import load, options, select
 from .evaluation_report import (
     diagnostic_lines,
     input_of,
@@ -48,7 +48,8 @@ from .render import report_safely  # light: cli.run is not imported
 def evaluate_command(ctx: click.Context, /, graph: str | None, **local: Any) -> None:
     """Which steps are legal now (never runs anything)."""
     opts = options(ctx, **local)
-    binding, program = load_program(opts)
+    loaded = load(opts)
+    binding, program = loaded.binding, loaded.runnable
     report_evaluation(opts, binding, program, graph, local)
 
 
@@ -179,7 +180,8 @@ def route_command(ctx: click.Context, /, targets: tuple[str, ...], **local: Any)
     from ..errors import AgentGraphError
 
     opts = options(ctx, **local)
-    binding, program = load_program(opts)
+    loaded = load(opts)
+    binding, program = loaded.binding, loaded.runnable
     state_path = local.get("state_path")
     bound = binding is not None
     if len(targets) > (1 if bound else 2):

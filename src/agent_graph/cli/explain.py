@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import AgentGraphError
-from .context import load_program, options, select
+from .context import load, options, select
 from .options import evaluation_options, provider_options
 
 if TYPE_CHECKING:
@@ -47,7 +47,8 @@ def traced_evaluation(opts: Options, graph: str | None, local: dict[str, Any]) -
     """Load the Provider, select Graph and Entry, read the state, evaluate with the trace."""
     from .state_input import evaluation_input
 
-    binding, program = load_program(opts)
+    loaded = load(opts)
+    binding, program = loaded.binding, loaded.runnable
     selected, entry = select(binding, graph, local.get("entry"))
     found = program.graph(selected)  # graph-missing
     if not any(name == entry for name, _ in found.entrypoints):

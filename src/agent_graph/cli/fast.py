@@ -67,7 +67,7 @@ def evaluate_fast(args: Sequence[str]) -> int | None:
         return None
     graph, found = parsed
     from .colour import CHOICE
-    from .context import Options, load_program
+    from .context import Options, load
     from .evaluation_report import report_evaluation
     from .failures import failure_exit
 
@@ -76,8 +76,8 @@ def evaluate_fast(args: Sequence[str]) -> int | None:
     opts = Options(found.pop("manifest", None), None, None, fmt)
     local = {"entry": None, "state_path": None, "facts": None, "outcomes": None} | found
     try:
-        binding, program = load_program(opts)
-        report_evaluation(opts, binding, program, graph, local)
+        loaded = load(opts)
+        report_evaluation(opts, loaded.binding, loaded.runnable, graph, local)
     except (KeyboardInterrupt, Exception) as exc:  # AgentGraphError too: failure_exit says how
         return failure_exit(exc, fmt, args)
     return 0

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from .context import compile_context, load_context, options
+from .context import load, options
 from .options import provider_options
 from .render import emit
 
@@ -57,7 +57,7 @@ def ir_build_command(ctx: click.Context, /, output: str, **local: Any) -> None:
     from ..errors import AgentGraphError
 
     opts = options(ctx, **local)
-    program = compile_context(load_context(opts))
+    program = load(opts, need="both").runnable
     target = Path(os.path.abspath(output))
     _refuse_foreign(target)
     data = program.to_bytes()
@@ -144,7 +144,7 @@ def ir_dump_command(
 
     opts = options(ctx, **local)
     if ir_file is None:
-        program = compile_context(load_context(opts))
+        program = load(opts, need="both").runnable
     else:
         path = Path(os.path.abspath(ir_file))
         data = _read_ir(path, ir_file)

@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from .context import load_program, options
+from .context import load, options
 from .options import provider_options, provider_words, shell_command
 from .render import report_safely
 
@@ -82,7 +82,7 @@ def locate_command(ctx: click.Context, /, resource: str, **local: Any) -> None:
     from ..vm.locations import FileLocation, GraphActionLocation
 
     opts = options(ctx, **local)
-    _, program = load_program(opts)
+    program = load(opts).runnable
     location = locate(program, resource)
     if isinstance(location, FileLocation):
         lines = [location.file_path]
@@ -163,7 +163,7 @@ def materialize_command(
 
     opts = options(ctx, **local)
     value = json_argument(input_text) if input_text else None
-    _, program = load_program(opts)
+    program = load(opts).runnable
     done = materialize(
         program,
         resource,

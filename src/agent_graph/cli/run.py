@@ -32,15 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .context import (
-    Options,
-    ProviderContext,
-    compile_context,
-    load_context,
-    load_program,
-    options,
-    select,
-)
+from ..selection import DEFAULT_MANIFEST
+from .context import Options, load, options, select
 from .options import (
     VariadicOption,
     authority_option,
@@ -54,10 +47,10 @@ from .render import refuse_missing_entry, report_safely
 if TYPE_CHECKING:
     from ..ir import records as r
     from ..runs import FileRunStore, Run
+    from ..selection import Loaded
     from ..vm import Program
 
 #: The Provider ``agc`` loads when neither ``-m`` nor ``--skill`` is given.
-DEFAULT_MANIFEST = "provider.yaml"
 
 
 def _store() -> FileRunStore:
@@ -101,13 +94,13 @@ def run_provider(opts: Options, run: Run) -> RunProvider:
     from ..runs import ensure_provider
 
     if opts.skill or opts.manifest:
-        _, program = load_program(opts)
+        program = load(opts).runnable
         ensure_provider(run, program.provider_id)
         return RunProvider(run.provider, program, None)
     if not os.path.isfile(DEFAULT_MANIFEST):
         return RunProvider(run.provider, None, f"there is no ./{DEFAULT_MANIFEST} here")
     try:
-        _, program = load_program(replace(opts, registry=None))  # ./provider.yaml alone
+        program = load(replace(opts, registry=None)).runnable  # ./provider.yaml alone
     except AgentGraphError as error:
         return RunProvider(run.provider, None, f"./{DEFAULT_MANIFEST} does not load: {error.code}")
     if program.provider_id != run.provider:
@@ -183,7 +176,7 @@ def _status_hint(path: str, opts: Options, known: RunProvider | None = None) -> 
     return f"Next: {shell_command(command)}"
 
 
-def _check_selection(context: ProviderContext, graph: str, entry: str) -> None:
+def _check_selection(context: Loaded, graph: str, entry: str) -> None:
     """A Run of a Graph or Entry the Provider lacks could never route (the reference allows it)."""
     from ..errors import AgentGraphError
 
@@ -247,7 +240,7 @@ def run_start_command(
     from .state_input import json_argument, object_value
 
     opts = options(ctx, **local)
-    context = load_context(opts)
+    context = load(opts, need="provider")
     selected, selected_entry = select(context.binding, graph, entry)
     _check_selection(context, selected, selected_entry)
     initial = object_value(json_argument(facts), "facts") if facts is not None else {}
@@ -266,7 +259,7 @@ def run_start_command(
 
 
 def _route_words(
-    run: Run, doc: dict[str, Any], path: str, opts: Options, context: ProviderContext
+    run: Run, doc: dict[str, Any], path: str, opts: Options, context: Loaded
 ) -> list[str]:
     """``agc route …`` for the Run's primary route, complete (``route`` ignores the Run's
     Graph and Entry, so they are named; the Skill binding only when it selects them)."""
@@ -320,9 +313,9 @@ def run_status_command(ctx: click.Context, /, state: str, **local: Any) -> None:
     from ..runs import evaluation_input, read_run
 
     opts = options(ctx, **local)
-    context = load_context(opts)
+    context = load(opts, need="both")
     run = read_run(state, context.provider.id)  # whose Run, before how it is written
-    evaluation = compile_context(context).evaluate(run.graph, run.entry, evaluation_input(run))
+    evaluation = context.runnable.evaluate(run.graph, run.entry, evaluation_input(run))
     doc = evaluation.to_dict()
     if opts.fmt == "human":
         refuse_missing_entry(doc)

@@ -25,7 +25,7 @@ from typing import Any
 
 import click
 
-from .context import load_context, options
+from .context import load, options
 from .options import provider_options
 from .render import emit
 
@@ -73,13 +73,11 @@ def test_command(
     when any case fails. A case that cannot be loaded or run is a command error (exit 1)
     whose diagnostics list every such case.
     """
-    from .. import program_of
     from ..testing import broken_cases_error, iter_results, report_lines, summary, write_junit
 
     opts = options(ctx, **local)
-    context = load_context(opts)
-    provider = context.provider
-    program = program_of(context.state)
+    loaded = load(opts, need="both")
+    provider, program = loaded.provider, loaded.runnable
     results = list(iter_results(program, path, keyword=keyword))
     if junit_xml is not None:  # checked before anything is written: never over a source file
         keep: list[str | os.PathLike[str]] = [

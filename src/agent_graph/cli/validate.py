@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from .context import load_context, options
+from .context import load, options
 from .options import provider_options
 from .render import emit, warnings_lines
 
@@ -33,8 +33,7 @@ def validate_command(ctx: click.Context, /, **local: Any) -> None:
     from ..compiler.provider.inspect import inspect_provider
 
     opts = options(ctx, **local)
-    context = load_context(opts)
-    provider = context.provider
+    provider = load(opts, need="provider").provider
     inspection = inspect_provider(provider)
     lines = [f"Valid provider {provider.id}@{provider.version}", _counts_line(inspection)]
     lines += warnings_lines(provider.warnings, [provider.root])
@@ -58,7 +57,7 @@ def inspect_provider_command(ctx: click.Context, /, **local: Any) -> None:
     from ..compiler.provider.inspect import inspect_provider
 
     opts = options(ctx, **local)
-    provider = load_context(opts).provider
+    provider = load(opts, need="provider").provider
     inspection = inspect_provider(provider)
     lines = [f"{provider.id}@{provider.version}", _counts_line(inspection)]
     lines += [

@@ -169,7 +169,7 @@ def test_every_record_type_is_covered_by_the_examples() -> None:
     seen = set()
     for name in NAMES:
         _, tree = unpack(compiled(name))
-        seen |= {leaf.record for leaf in leaves(r.Program, tree)}
+        seen |= {leaf.record for leaf in leaves(r.ProviderIR, tree)}
     assert seen == {cls.__name__ for cls in codec.LAYOUT}
 
 
@@ -359,7 +359,7 @@ def test_bodies_of_the_wrong_shape_are_corrupt(body: Any) -> None:
 def test_out_of_range_indexes_are_corrupt(name: str) -> None:
     strings, tree = unpack(compiled(name))
     cases = 0
-    for leaf in leaves(r.Program, tree):
+    for leaf in leaves(r.ProviderIR, tree):
         bad_values: list[Any]
         if leaf.code in ("s", "s?") and leaf.value is not None:
             bad_values = [len(strings), len(strings) + 10**6, -1]
@@ -411,7 +411,7 @@ def wrong_values(code: str) -> list[Any]:
 def test_fields_of_the_wrong_type_are_corrupt(name: str) -> None:
     strings, tree = unpack(compiled(name))
     cases = 0
-    for leaf in leaves(r.Program, tree):
+    for leaf in leaves(r.ProviderIR, tree):
         if leaf.code == "j":
             continue  # any JSON value is a value
         for bad in wrong_values(leaf.code):
@@ -424,7 +424,7 @@ def test_fields_of_the_wrong_type_are_corrupt(name: str) -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_records_of_the_wrong_length_are_corrupt(name: str) -> None:
     strings, tree = unpack(compiled(name))
-    for leaf in leaves(r.Program, tree):
+    for leaf in leaves(r.ProviderIR, tree):
         if ":" not in leaf.code or leaf.value is None:
             continue
         if leaf.code.startswith(("L:", "L?:")):
@@ -458,7 +458,7 @@ def test_kind_data_mismatches_are_corrupt() -> None:
             for other in range(len(r.NODE_KINDS)):
                 if other == node.kind:
                     continue
-                path = (at(r.Program, "graphs"), g, at(r.Graph, "nodes"), n, at(r.Node, "kind"))
+                path = (at(r.ProviderIR, "graphs"), g, at(r.Graph, "nodes"), n, at(r.Node, "kind"))
                 error = decode_error(repack(strings, replaced(tree, path, other)))
                 assert error.code == "ir-corrupt", (graph.id, node.id, other)
                 checked.add((node.kind, other))
@@ -472,7 +472,7 @@ def test_kind_data_mismatches_are_corrupt() -> None:
 # an AgentGraphError if the decoder let it through; the decoder refuses each one.
 
 
-def _craft_release_train(edit: Callable[[list[Any], list[Any], r.Program], None]) -> bytes:
+def _craft_release_train(edit: Callable[[list[Any], list[Any], r.ProviderIR], None]) -> bytes:
     data = compiled("release-train")
     strings, tree = unpack(data)
     edit(strings, tree, codec.decode(data))
@@ -484,7 +484,7 @@ def _set_string(strings: list[Any], text: str) -> int:
     return len(strings) - 1
 
 
-def _host_action(ir: r.Program) -> int:
+def _host_action(ir: r.ProviderIR) -> int:
     """The Action of the route a fresh ``train`` evaluation offers (a host Action)."""
     train = next(g for g in ir.graphs if g.id == "train")
     node = train.nodes[dict(train.entrypoints)["default"]]
@@ -492,33 +492,33 @@ def _host_action(ir: r.Program) -> int:
     return node.action
 
 
-def _adjacency_lie(strings: list[Any], tree: list[Any], ir: r.Program) -> None:
+def _adjacency_lie(strings: list[Any], tree: list[Any], ir: r.ProviderIR) -> None:
     # the first node claims the outgoing edges of another node
-    nodes = tree[at(r.Program, "graphs")][0][at(r.Graph, "nodes")]
+    nodes = tree[at(r.ProviderIR, "graphs")][0][at(r.Graph, "nodes")]
     outgoing = at(r.Node, "outgoing")
     donor = next(i for i, n in enumerate(ir.graphs[0].nodes) if i and n.outgoing)
     nodes[0][outgoing] = list(nodes[0][outgoing]) + list(nodes[donor][outgoing])
 
 
-def _unknown_runner(strings: list[Any], tree: list[Any], ir: r.Program) -> None:
-    action = tree[at(r.Program, "actions")][_host_action(ir)]
+def _unknown_runner(strings: list[Any], tree: list[Any], ir: r.ProviderIR) -> None:
+    action = tree[at(r.ProviderIR, "actions")][_host_action(ir)]
     action[at(r.Action, "runner")] = _set_string(strings, "cobol")
 
 
-def _command_without_command(strings: list[Any], tree: list[Any], ir: r.Program) -> None:
-    action = tree[at(r.Program, "actions")][_host_action(ir)]
+def _command_without_command(strings: list[Any], tree: list[Any], ir: r.ProviderIR) -> None:
+    action = tree[at(r.ProviderIR, "actions")][_host_action(ir)]
     action[at(r.Action, "runner")] = _set_string(strings, "command")
 
 
-def _unknown_runtime(strings: list[Any], tree: list[Any], ir: r.Program) -> None:
-    action = tree[at(r.Program, "actions")][_host_action(ir)]
+def _unknown_runtime(strings: list[Any], tree: list[Any], ir: r.ProviderIR) -> None:
+    action = tree[at(r.ProviderIR, "actions")][_host_action(ir)]
     action[at(r.Action, "runner")] = _set_string(strings, "script")
     action[at(r.Action, "entry")] = _set_string(strings, "scripts/x.sh")
     action[at(r.Action, "runtime")] = _set_string(strings, "cobol")
 
 
-def _escaping_path(strings: list[Any], tree: list[Any], ir: r.Program) -> None:
-    action = tree[at(r.Program, "actions")][_host_action(ir)]
+def _escaping_path(strings: list[Any], tree: list[Any], ir: r.ProviderIR) -> None:
+    action = tree[at(r.ProviderIR, "actions")][_host_action(ir)]
     action[at(r.Action, "runner")] = _set_string(strings, "script")
     action[at(r.Action, "entry")] = _set_string(strings, "../../outside.sh")
     action[at(r.Action, "runtime")] = _set_string(strings, "shell")
@@ -550,7 +550,7 @@ def _escaping_path(strings: list[Any], tree: list[Any], ir: r.Program) -> None:
     ],
 )
 def test_inconsistent_but_in_range_bodies_are_corrupt(
-    edit: Callable[[list[Any], list[Any], r.Program], None],
+    edit: Callable[[list[Any], list[Any], r.ProviderIR], None],
 ) -> None:
     data = _craft_release_train(edit)
     with pytest.raises(AgentGraphError) as info:  # today: no error, or a raw exception
@@ -573,7 +573,7 @@ def _load_evaluate_route(data: bytes) -> None:
 # trusts its input), so each edit reaches exactly the check it is about.
 
 
-def _decoded(name: str) -> r.Program:
+def _decoded(name: str) -> r.ProviderIR:
     return codec.decode(compiled(name))
 
 
@@ -584,24 +584,24 @@ def _replace_in(items: Sequence[Any], match: Callable[[Any], bool], **changes: A
     return (*items[:i], dataclasses.replace(items[i], **changes), *items[i + 1 :])
 
 
-def _resource(program: r.Program, rid: str, **changes: Any) -> r.Program:
+def _resource(program: r.ProviderIR, rid: str, **changes: Any) -> r.ProviderIR:
     resources = _replace_in(program.resources, lambda x: x.id == rid, **changes)
     return dataclasses.replace(program, resources=resources)
 
 
-def _action(program: r.Program, aid: str, **changes: Any) -> r.Program:
+def _action(program: r.ProviderIR, aid: str, **changes: Any) -> r.ProviderIR:
     actions = _replace_in(program.actions, lambda x: x.id == aid, **changes)
     return dataclasses.replace(program, actions=actions)
 
 
-def _node(program: r.Program, gid: str, nid: str, **changes: Any) -> r.Program:
+def _node(program: r.ProviderIR, gid: str, nid: str, **changes: Any) -> r.ProviderIR:
     graph = next(g for g in program.graphs if g.id == gid)
     nodes = _replace_in(graph.nodes, lambda x: x.id == nid, **changes)
     graphs = _replace_in(program.graphs, lambda x: x.id == gid, nodes=nodes)
     return dataclasses.replace(program, graphs=graphs)
 
 
-def _fact_value(program: r.Program, value: Any) -> r.Program:
+def _fact_value(program: r.ProviderIR, value: Any) -> r.ProviderIR:
     """review-desk: the first check of ``collect`` becomes ``equals: value``."""
     node = next(n for n in program.graphs[0].nodes if n.id == "collect")
     assert node.satisfied_by is not None
@@ -609,7 +609,7 @@ def _fact_value(program: r.Program, value: Any) -> r.Program:
     return _node(program, "desk", "collect", satisfied_by=(check, *node.satisfied_by[1:]))
 
 
-def _host_value(program: r.Program, value: Any) -> r.Program:
+def _host_value(program: r.ProviderIR, value: Any) -> r.ProviderIR:
     """context-views: the host-action input becomes ``value``."""
     resource = next(x for x in program.resources if x.host is not None)
     assert resource.host is not None
@@ -617,21 +617,21 @@ def _host_value(program: r.Program, value: Any) -> r.Program:
     return _resource(program, resource.id, host=host)
 
 
-def _catalog_raw(program: r.Program, value: Any) -> r.Program:
+def _catalog_raw(program: r.ProviderIR, value: Any) -> r.ProviderIR:
     """review-desk: the first catalog entry's authored JSON becomes ``value``."""
     assert program.catalog is not None
     raw = dataclasses.replace(program.catalog[0], raw=value)
     return dataclasses.replace(program, catalog=(raw, *program.catalog[1:]))
 
 
-_JSON_FIELDS: dict[str, tuple[str, Callable[[r.Program, Any], r.Program]]] = {
+_JSON_FIELDS: dict[str, tuple[str, Callable[[r.ProviderIR, Any], r.ProviderIR]]] = {
     "fact-check": ("review-desk", _fact_value),
     "host-input": ("context-views", _host_value),
     "catalog-raw": ("review-desk", _catalog_raw),
 }
 
 
-def _load_corrupt(name: str, program: r.Program | bytes) -> AgentGraphError:
+def _load_corrupt(name: str, program: r.ProviderIR | bytes) -> AgentGraphError:
     """Loading the edited Program must fail with ir-corrupt, and nothing else."""
     data = program if isinstance(program, bytes) else codec.encode(program)
     with pytest.raises(AgentGraphError) as info:
@@ -650,7 +650,7 @@ def _nested(depth: int, leaf: Any = 1) -> Any:
 _MARKER = "\x00deep\x00"
 
 
-def _spliced(program: r.Program, depth: int) -> bytes:
+def _spliced(program: r.ProviderIR, depth: int) -> bytes:
     """IR bytes of ``program`` with its ``_MARKER`` value replaced by a list nested ``depth``
     deep, spliced in as raw bytes: msgpack's packer nests less deep than its unpacker."""
     strings, tree = unpack(codec.encode(program))
@@ -801,24 +801,24 @@ _GRAPH_ACTION, _HOST_RES = "acme.workspace-status", "acme.team-digest"
 _FILE_RES, _TRIAGE = "schema.status.note", "procedure.train.triage"
 
 
-def _swap_materializer(p: r.Program, rid: str, aid: str) -> r.Program:
+def _swap_materializer(p: r.ProviderIR, rid: str, aid: str) -> r.ProviderIR:
     index = next(i for i, a in enumerate(p.actions) if a.id == aid)
     return _resource(p, rid, materializer=index)
 
 
-def _file_ref(p: r.Program, aid: str, field: str, **changes: Any) -> r.Program:
+def _file_ref(p: r.ProviderIR, aid: str, field: str, **changes: Any) -> r.ProviderIR:
     """The ``field`` file reference (skill, input_schema …) of Action ``aid``, changed."""
     ref = getattr(next(a for a in p.actions if a.id == aid), field)
     assert isinstance(ref, r.FileRef)
     return _action(p, aid, **{field: dataclasses.replace(ref, **changes)})
 
 
-def _catalog(p: r.Program, **changes: Any) -> r.Program:
+def _catalog(p: r.ProviderIR, **changes: Any) -> r.ProviderIR:
     assert p.catalog is not None
     return dataclasses.replace(p, catalog=_replace_in(p.catalog, lambda e: True, **changes))
 
 
-_INVARIANTS: list[tuple[str, str, Callable[[r.Program], r.Program]]] = [
+_INVARIANTS: list[tuple[str, str, Callable[[r.ProviderIR], r.ProviderIR]]] = [
     # resources, per protocol
     ("markdown-without-digest", _RT, lambda p: _resource(p, _TRIAGE, digest=None)),
     ("markdown-without-content", _RT, lambda p: _resource(p, _TRIAGE, content=None)),
@@ -916,7 +916,7 @@ _INVARIANTS: list[tuple[str, str, Callable[[r.Program], r.Program]]] = [
 @pytest.mark.parametrize(("name", "edit"), [(n, e) for _, n, e in _INVARIANTS],
                          ids=[i for i, _, _ in _INVARIANTS])  # fmt: skip
 def test_records_breaking_an_invariant_the_vm_relies_on_are_corrupt(
-    name: str, edit: Callable[[r.Program], r.Program]
+    name: str, edit: Callable[[r.ProviderIR], r.ProviderIR]
 ) -> None:
     """Finding 8: a Markdown resource without a digest and a host-action resource without
     host data decoded, and ``route`` then failed an ``assert`` (or, under ``python -O``,

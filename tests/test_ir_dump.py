@@ -25,7 +25,7 @@ GOLDEN = HERE / "golden" / "weekly-report.ir.txt"
 MANIFESTS = sorted(EXAMPLES.glob("*/provider.yaml"))
 
 
-def _compile(name: str) -> r.Program:
+def _compile(name: str) -> r.ProviderIR:
     return agent_graph.compile_provider(EXAMPLES / name / "provider.yaml").ir
 
 

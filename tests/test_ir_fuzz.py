@@ -250,7 +250,7 @@ def _base(name: str, manifest: Path) -> Base:
     data = agent_graph.compile_provider(manifest).to_bytes()
     body = msgpack.unpackb(data, raw=False)[3]
     tree = msgpack.unpackb(body, raw=False)[1]
-    return Base(name, manifest.parent, body, tuple(slots(r.Program, tree, (1,), {})))
+    return Base(name, manifest.parent, body, tuple(slots(r.ProviderIR, tree, (1,), {})))
 
 
 @pytest.fixture(scope="module")
@@ -323,7 +323,7 @@ class Mutator:
         self.body: list[Any] = [self.strings, self.tree]
         self.slots = base.slots
         self.records: dict[type, list[Any]] = {}
-        records_by_class(r.Program, self.tree, self.records)
+        records_by_class(r.ProviderIR, self.tree, self.records)
         self.splice: bytes | None = None
         self.done: list[str] = []
 
@@ -486,7 +486,7 @@ class Mutator:
         recomputed, so the graph is consistent and reaches the evaluator: cycles, self
         loops, edges out of terminals, repeat edges onto anything."""
         rng = self.rng
-        graph = rng.choice(self.tree[_at(r.Program, "graphs")])
+        graph = rng.choice(self.tree[_at(r.ProviderIR, "graphs")])
         nodes, edges = graph[_at(r.Graph, "nodes")], graph[_at(r.Graph, "edges")]
         source, target = _at(r.Edge, "source"), _at(r.Edge, "target")
         op = rng.choice(["shuffle", "retarget", "kind", "mask", "dup", "drop", "add"])
@@ -527,7 +527,7 @@ class Mutator:
         of any Action, a gate copied from another, a call of any graph's entry (itself and
         its callers included), a terminal of any outcome."""
         rng = self.rng
-        graphs = self.tree[_at(r.Program, "graphs")]
+        graphs = self.tree[_at(r.ProviderIR, "graphs")]
         node = rng.choice(rng.choice(graphs)[_at(r.Graph, "nodes")])
         kind = rng.randrange(len(r.NODE_KINDS))
         routed = kind in (r.ACTION, r.GATE)
@@ -544,7 +544,7 @@ class Mutator:
         if not routed:
             changes["satisfied_by"] = None
         if kind == r.ACTION:
-            changes["action"] = rng.randrange(len(self.tree[_at(r.Program, "actions")]))
+            changes["action"] = rng.randrange(len(self.tree[_at(r.ProviderIR, "actions")]))
         elif kind == r.GATE:
             changes["gate"] = list(rng.choice(self.records[r.Gate]))
         elif kind == r.SUBGRAPH:
@@ -631,7 +631,7 @@ def _short(value: Any) -> str:
 # -- using a Program the way a host does ----------------------------------------------------
 
 
-def _facts(ir: r.Program) -> dict[str, Any]:
+def _facts(ir: r.ProviderIR) -> dict[str, Any]:
     """Facts that satisfy as many fact checks as can hold at once."""
     facts: dict[str, Any] = {}
     for graph in ir.graphs:
@@ -654,7 +654,7 @@ def _facts(ir: r.Program) -> dict[str, Any]:
     return facts
 
 
-def states(ir: r.Program, graph: r.Graph) -> list[dict[str, Any]]:
+def states(ir: r.ProviderIR, graph: r.Graph) -> list[dict[str, Any]]:
     half = graph.nodes[: len(graph.nodes) // 2 + 1]
     authorities = sorted({n.gate.authority for n in graph.nodes if n.gate and n.gate.authority})
     receipts = [

@@ -77,7 +77,7 @@ def _join(strings: list[Any], tree: list[Any]) -> bytes:
     return bytes(msgpack.packb(header, use_bin_type=True))
 
 
-GRAPHS = _at(r.Program, "graphs")
+GRAPHS = _at(r.ProviderIR, "graphs")
 NODES = _at(r.Graph, "nodes")
 
 
@@ -279,11 +279,11 @@ def _damage_outside_graphs(strings: list[Any], tree: list[Any]) -> list[tuple[st
 
     def action_runner_unknown(s: list[Any], t: list[Any]) -> None:
         s.append("teleport")
-        t[_at(r.Program, "actions")][0][_at(r.Action, "runner")] = len(s) - 1
+        t[_at(r.ProviderIR, "actions")][0][_at(r.Action, "runner")] = len(s) - 1
 
     def provider_digest(s: list[Any], t: list[Any]) -> None:
         s.append("not-a-digest")
-        t[_at(r.Program, "provider_digest")] = len(s) - 1
+        t[_at(r.ProviderIR, "provider_digest")] = len(s) - 1
 
     def string_table(s: list[Any], t: list[Any]) -> None:
         s.append(7)
@@ -349,7 +349,7 @@ def test_fuzzed_bodies_lazy_refuses_what_eager_refuses(bases: list[fuzz.Base]) -
             continue
         where = f"case {case} (base {base.name}): {'; '.join(mutator.done)}"
         try:
-            eager: r.Program | None = codec.decode(data)
+            eager: r.ProviderIR | None = codec.decode(data)
             eager_code = None
         except AgentGraphError as exc:
             eager, eager_code = None, exc.code

@@ -64,7 +64,7 @@ FORMAT_1 = {
     "HostInput": "s s s j",
     "Resource": "s s s i s s? s? i R?:HostInput",
     "CatalogEntry": "s s s s? i j",
-    "Program": "s s s L:Graph L:Action L:Resource L?:CatalogEntry",
+    "ProviderIR": "s s s L:Graph L:Action L:Resource L?:CatalogEntry",
 }
 
 BOUNDED = ("index", "indexes", "named_indexes", "code", "bits")
@@ -293,7 +293,7 @@ def test_every_bounded_field_refuses_its_first_out_of_range_values() -> None:
         outer = msgpack.unpackb(compiled(name), raw=False)
         strings, tree = msgpack.unpackb(outer[3], raw=False)
         per_example: Counter[str] = Counter()
-        for leaf in bounded(r.Program, tree, {}):
+        for leaf in bounded(r.ProviderIR, tree, {}):
             if per_example[leaf.where] >= 3:
                 continue  # a few of each field per example keep this fast
             bad_values = out_of_range(leaf)

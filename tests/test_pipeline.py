@@ -42,8 +42,8 @@ def test_the_table_lists_the_passes_in_the_order_they_run() -> None:
 def test_stop_after_leaves_the_state_of_that_pass_and_run_carries_on() -> None:
     state = compile_manifest(WEEKLY, stop_after="load-graphs")
     assert state.done == pass_names()[: pass_names().index("load-graphs") + 1]
-    assert list(state.checks.graphs) == ["report"]
-    assert state.checks.actions == {}  # resolve-references has not run
+    assert list(state.provider_loader.graphs) == ["report"]
+    assert state.provider_loader.actions == {}  # resolve-references has not run
     assert state.provider is None
     assert state.ir is None
     compile_manifest(state)  # the rest of the table

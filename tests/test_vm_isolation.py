@@ -301,7 +301,7 @@ def test_results_are_frozen(train: Program) -> None:
     assert {"code": "edited"} not in evaluation.to_dict()["diagnostics"]
 
 
-def _json_containers(program: r.Program) -> list[Any]:
+def _json_containers(program: r.ProviderIR) -> list[Any]:
     values: list[Any] = []
     for graph in program.graphs:
         for node in graph.nodes:

@@ -41,7 +41,7 @@ class BoundIR:
     __slots__ = ("data", "digest", "directories", "program")
 
     def __init__(
-        self, data: bytes, digest: str, directories: tuple[str, ...], program: r.Program | None
+        self, data: bytes, digest: str, directories: tuple[str, ...], program: r.ProviderIR | None
     ) -> None:
         self.data = data
         self.digest = digest
@@ -143,7 +143,7 @@ def verify_ir(bundle: Bundle, *, lazy: bool = False) -> BoundIR | None:
     return bound
 
 
-def check_ir_matches(bundle: Bundle, program: r.Program) -> None:
+def check_ir_matches(bundle: Bundle, program: r.ProviderIR) -> None:
     """Cross-check the IR against the manifest: identity, catalogs, dependencies, digests."""
     from ..ir.codec import graph_summaries
 

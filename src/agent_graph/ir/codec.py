@@ -282,7 +282,7 @@ def _check_graph(graph: r.Graph, callees: Callees) -> None:
     _check_adjacency(graph)
 
 
-def verify(program: r.Program) -> None:
+def verify(program: r.ProviderIR) -> None:
     """The Program rules that are not per-field bounds (those are generated)."""
     _verify_shared(program, [graph.id for graph in program.graphs])
     callees = _callees(program.graphs)
@@ -290,7 +290,7 @@ def verify(program: r.Program) -> None:
         _check_graph(graph, callees)
 
 
-def _verify_shared(program: r.Program, graph_ids: list[str]) -> None:
+def _verify_shared(program: r.ProviderIR, graph_ids: list[str]) -> None:
     """Every rule of :func:`verify` that is not about one graph (a lazy decode runs these
     on load, before any graph is decoded)."""
     if not is_digest(program.provider_digest):
@@ -314,10 +314,10 @@ def _verify_shared(program: r.Program, graph_ids: list[str]) -> None:
                 raise corrupt(f"catalog entry {entry.code}: {problem}")
 
 
-PROGRAM: RecordSet[r.Program] = RecordSet(
+PROGRAM: RecordSet[r.ProviderIR] = RecordSet(
     magic=MAGIC,
     version=FORMAT_VERSION,
-    root=r.Program,
+    root=r.ProviderIR,
     records=r.PROGRAM_RECORDS,
     verify=verify,
     rebuild="recompile the Provider",
@@ -328,11 +328,11 @@ LAYOUT: dict[type, tuple[str, ...]] = PROGRAM.layout
 BY_NAME: dict[str, type] = PROGRAM.by_name
 
 
-def encode(program: r.Program) -> bytes:
+def encode(program: r.ProviderIR) -> bytes:
     return _encode(PROGRAM, program)
 
 
-def decode(data: bytes, *, expected_digest: str | None = None, lazy: bool = False) -> r.Program:
+def decode(data: bytes, *, expected_digest: str | None = None, lazy: bool = False) -> r.ProviderIR:
     """Decode and verify IR bytes (``expected_digest`` pins the whole bytes, as a bundle does).
 
     ``lazy``: check on load everything that is not one graph (the header and both
@@ -347,7 +347,7 @@ def decode(data: bytes, *, expected_digest: str | None = None, lazy: bool = Fals
         return _decode_lazy(data, expected_digest)
 
 
-def _decode_lazy(data: bytes, expected_digest: str | None) -> r.Program:
+def _decode_lazy(data: bytes, expected_digest: str | None) -> r.ProviderIR:
     # each graph's nodes and edges stay unread until the graph is first used
     strings, tree = unpack_deferring(
         PROGRAM, data, expected_digest, _PROGRAM_FIELDS[_GRAPHS_AT], _GRAPH_BODY
@@ -360,14 +360,14 @@ def _decode_lazy(data: bytes, expected_digest: str | None) -> r.Program:
     # the Program without its graphs goes through the generated decoder and checks,
     # which then see no graph; the graphs are decoded one by one as they are used
     rest = [*tree[:_GRAPHS_AT], [], *tree[_GRAPHS_AT + 1 :]]
-    shell: r.Program = PROGRAM.decoders()[r.Program](rest, strings, len(strings))
-    PROGRAM.check_part(r.Program, shell, {})
+    shell: r.ProviderIR = PROGRAM.decoders()[r.ProviderIR](rest, strings, len(strings))
+    PROGRAM.check_part(r.ProviderIR, shell, {})
     graphs = LazyGraphs(raw, strings, shell)
     _verify_shared(shell, list(graphs.ids))
     return replace(shell, graphs=graphs)
 
 
-_PROGRAM_FIELDS = describe(r.Program)
+_PROGRAM_FIELDS = describe(r.ProviderIR)
 _GRAPHS_AT = [f.name for f in _PROGRAM_FIELDS].index("graphs")
 _GRAPH_AT = {f.name: i for i, f in enumerate(describe(r.Graph))}
 #: The fields of a graph a lazy decode leaves unread until the graph is used.
@@ -392,7 +392,7 @@ class LazyGraphs(Sequence[r.Graph]):
 
     __slots__ = ("_done", "_entries", "_lock", "_raw", "_sizes", "_strings", "ids")
 
-    def __init__(self, raw: list[Any], strings: list[str], shell: r.Program) -> None:
+    def __init__(self, raw: list[Any], strings: list[str], shell: r.ProviderIR) -> None:
         width, at, count = len(_GRAPH_AT), _GRAPH_AT["id"], len(strings)
         ids = []
         for item in raw:  # needed to look graphs up by id: checked now
@@ -403,7 +403,7 @@ class LazyGraphs(Sequence[r.Graph]):
         self._raw, self._strings = raw, strings
         # the sizes of the Program's tables a graph indexes into (its own are its own)
         self._sizes = {
-            Table("Program", f.name): len(raw)
+            Table("ProviderIR", f.name): len(raw)
             if f.name == "graphs"
             else len(getattr(shell, f.name) or ())
             for f in _PROGRAM_FIELDS
@@ -514,7 +514,7 @@ def graph_summaries(graphs: Sequence[r.Graph]) -> list[tuple[str, str, tuple[str
     return [(g.id, g.path, g.dependencies) for g in graphs]
 
 
-def check_bounds(program: r.Program) -> None:
+def check_bounds(program: r.ProviderIR) -> None:
     """Every index must point into its table, every kind code must be known, and the
     Program's cross-field rules must hold (raises ``ir-corrupt``)."""
     PROGRAM.check(program)

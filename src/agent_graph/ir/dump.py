@@ -381,7 +381,7 @@ def _check_json(check: _Shown) -> dict[str, Any]:
 
 
 _VIEWS: dict[str, View] = {
-    "Program": View(
+    "ProviderIR": View(
         "program {provider_id} {provider_version} digest={provider_digest!}",
         keys={f"provider_{k}": f"provider.{k}" for k in ("id", "version", "digest")},
         nulls=("catalog",),
@@ -447,12 +447,12 @@ _VIEWS: dict[str, View] = {
 _PROGRAM = Renderer(r.PROGRAM_RECORDS, _VIEWS)
 
 
-def dump(program: r.Program) -> str:
+def dump(program: r.ProviderIR) -> str:
     """The text rendering: one line per record, names instead of indexes, ``\\n``-terminated."""
     return _PROGRAM.text(program)
 
 
-def to_json(program: r.Program) -> dict[str, Any]:
+def to_json(program: r.ProviderIR) -> dict[str, Any]:
     """The same rendering as JSON values (names instead of indexes)."""
     out: dict[str, Any] = _PROGRAM.json(program)
     return out

@@ -82,9 +82,9 @@ PROTOCOLS: tuple[str, ...] = (
 )
 
 # The tables index fields point into; each resolves in the nearest enclosing record.
-GRAPHS = Table("Program", "graphs")
-ACTIONS = Table("Program", "actions")
-RESOURCES = Table("Program", "resources")
+GRAPHS = Table("ProviderIR", "graphs")
+ACTIONS = Table("ProviderIR", "actions")
+RESOURCES = Table("ProviderIR", "resources")
 NODES = Table("Graph", "nodes")  # this graph's nodes
 EDGES = Table("Graph", "edges")  # this graph's edges
 
@@ -187,7 +187,7 @@ class FactCheck:
 class ResourceLists:
     """``resources`` of a node (or a gate's delegated replacement).
 
-    ``required``/``recommended``: indexes into :attr:`Program.resources`, in authored order.
+    ``required``/``recommended``: indexes into :attr:`ProviderIR.resources`, in authored order.
     """
 
     required: Annotated[tuple[int, ...], indexes(RESOURCES)]
@@ -385,8 +385,9 @@ class CatalogEntry:
 
 
 @record
-class Program:
-    """A compiled Provider.
+class ProviderIR:
+    """A compiled Provider: the root record of the Provider IR (the VM's
+    :class:`~agent_graph.vm.Program` wraps one).
 
     ``provider_id``/``provider_version``: identity. ``provider_digest``: the reference's
     provider digest (revision fallback). ``graphs``, ``actions``, ``resources``: tables
@@ -418,5 +419,5 @@ PROGRAM_RECORDS: tuple[type, ...] = (
     HostInput,
     Resource,
     CatalogEntry,
-    Program,
+    ProviderIR,
 )

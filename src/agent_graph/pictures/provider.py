@@ -109,7 +109,7 @@ class _Ranks:
 
 class _Builder:
     def __init__(
-        self, program: r.Program, evaluation: Evaluation | None, expand: bool = False
+        self, program: r.ProviderIR, evaluation: Evaluation | None, expand: bool = False
     ) -> None:
         self.program = program
         self.expand = expand  # with a trace: also draw the graphs of calls not evaluated
@@ -259,7 +259,7 @@ def _frame_text(frame: FrameTrace) -> str:
 
 
 def provider_picture(
-    program: r.Program,
+    program: r.ProviderIR,
     graph_id: str,
     entry: str,
     *,

@@ -155,7 +155,7 @@ def route_id(revision: str, graph: str, node: str, call_path: tuple[str, ...]) -
 
 
 def compute_revision(
-    program: r.Program, graph: r.Graph | None, graph_id: str, entry: str, state: Normalized
+    program: r.ProviderIR, graph: r.Graph | None, graph_id: str, entry: str, state: Normalized
 ) -> str:
     """``digest_value`` of provider, graphId, entry, facts, outcomes and authorities."""
     provider = graph.digest if graph is not None else program.provider_digest
@@ -193,7 +193,7 @@ def _keys_by_length_and_node(
     return index
 
 
-def catalog_hints(program: r.Program) -> dict[str, str]:
+def catalog_hints(program: r.ProviderIR) -> dict[str, str]:
     """Reason code -> its catalog summary (the hint a candidate carries)."""
     return {e.code: e.summary for e in program.catalog or () if e.summary}
 
@@ -207,7 +207,7 @@ class Evaluator:
 
     def __init__(
         self,
-        program: r.Program,
+        program: r.ProviderIR,
         root: Path,
         state: Normalized,
         revision: str,
@@ -631,7 +631,7 @@ _MAX_SUGGESTION_KEYS: Final = 10_000
 
 
 def outcome_key_warnings(
-    program: r.Program, graph_id: str, keys: Iterable[str]
+    program: r.ProviderIR, graph_id: str, keys: Iterable[str]
 ) -> list[Diagnostic]:
     """A ``outcome-key-unknown`` warning for each key that names no node of ``graph_id``.
 
@@ -695,7 +695,7 @@ def outcome_key_warnings(
     return out
 
 
-def _known_keys(program: r.Program, root: int) -> list[str]:
+def _known_keys(program: r.ProviderIR, root: int) -> list[str]:
     """State keys of the graph at ``root`` and the graphs it calls, shallow ones first."""
     keys: list[str] = []
     pending: deque[tuple[int, tuple[str, ...], tuple[int, ...]]] = deque([(root, (), (root,))])

@@ -119,7 +119,7 @@ class Program:
     __slots__ = ("_data", "_graph_index", "_hints", "digest", "ir", "root")
 
     def __init__(
-        self, ir: r.Program, root: str | os.PathLike[str], data: bytes | None = None
+        self, ir: r.ProviderIR, root: str | os.PathLike[str], data: bytes | None = None
     ) -> None:
         if data is None:
             # records built by hand get the decoder's checks: the VM relies on them

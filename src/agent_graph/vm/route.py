@@ -207,7 +207,7 @@ class Route:
 
 
 class _Builder:
-    def __init__(self, ir: r.Program, root: Path, revision: str, state: Normalized) -> None:
+    def __init__(self, ir: r.ProviderIR, root: Path, revision: str, state: Normalized) -> None:
         self.ir = ir
         self.root = root
         self.revision = revision
@@ -314,7 +314,7 @@ class _Builder:
 
 
 def build_route(
-    ir: r.Program, root: Path, candidate: Candidate, revision: str, state: Normalized
+    ir: r.ProviderIR, root: Path, candidate: Candidate, revision: str, state: Normalized
 ) -> Route:
     """Resolve ``candidate`` (found at ``revision`` for ``state``) into a Route.
 

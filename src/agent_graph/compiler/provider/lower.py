@@ -302,15 +302,15 @@ class _Lowering:
         return tuple(out)
 
 
-def lower(provider: LoadedProvider) -> r.Program:
+def lower(provider: LoadedProvider) -> r.ProviderIR:
     """Build the IR of a loaded, valid Provider."""
     with collector_paused():  # hundreds of thousands of immutable records, no cycles
         return _lower(provider)
 
 
-def _lower(provider: LoadedProvider) -> r.Program:
+def _lower(provider: LoadedProvider) -> r.ProviderIR:
     lowering = _Lowering(provider)
-    return r.Program(
+    return r.ProviderIR(
         provider_id=provider.id,
         provider_version=provider.version,
         provider_digest=provider.digest,

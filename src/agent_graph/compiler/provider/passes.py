@@ -45,7 +45,7 @@ class ProviderState:
     trust: TrustStore | None = None  # where verified bundle IRs are remembered
     loader: ProviderLoader | None = None
     provider: LoadedProvider | None = None
-    ir: r.Program | None = None
+    ir: r.ProviderIR | None = None
     data: bytes | None = None
     done: list[str] = field(default_factory=list)
 
@@ -56,7 +56,7 @@ class ProviderState:
         return value
 
     @property
-    def checks(self) -> ProviderLoader:
+    def provider_loader(self) -> ProviderLoader:
         assert self.loader is not None  # check_manifest ran
         return self.loader
 
@@ -108,46 +108,46 @@ def check_manifest(state: ProviderState) -> None:
         if not isinstance(doc.value, dict):
             sink.raise_if_failed()
     if state.built is not None:
-        state.checks.attempt(check_identity, state.built, state.manifest)
+        state.provider_loader.attempt(check_identity, state.built, state.manifest)
     for warning in compatibility_warnings(state.manifest, state.here):
         sink.warn(warning)
 
 
 def load_catalog(state: ProviderState) -> None:
     if isinstance(state.manifest.get("catalogs"), dict):
-        state.checks.load_catalog(state.manifest, state.here)
+        state.provider_loader.load_catalog(state.manifest, state.here)
 
 
 def load_graphs(state: ProviderState) -> None:
     # loading and checking a large graph allocates without making cycles: see gc_paused
     with collector_paused():
-        state.checks.load_graphs(state.manifest, state.here)
+        state.provider_loader.load_graphs(state.manifest, state.here)
 
 
 def resolve_references(state: ProviderState) -> None:
     with collector_paused():
-        state.checks.check_nodes()
+        state.provider_loader.check_nodes()
 
 
 def check_recursion(state: ProviderState) -> None:
-    state.checks.check_recursion()
+    state.provider_loader.check_recursion()
 
 
 def check_reason_codes(state: ProviderState) -> None:
-    state.checks.check_reason_codes()
+    state.provider_loader.check_reason_codes()
 
 
 def check_materializers(state: ProviderState) -> None:
-    state.checks.check_dynamic_resources()
+    state.provider_loader.check_dynamic_resources()
 
 
 def check_skills(state: ProviderState) -> None:
-    state.checks.check_skills()
+    state.provider_loader.check_skills()
 
 
 def check_loose_ends(state: ProviderState) -> None:
     """Warnings only (:mod:`.loose_ends`): bound Skills, command files left out of ``files:``."""
-    loader = state.checks
+    loader = state.provider_loader
     provider_id = state.manifest.get("id")
     if not isinstance(provider_id, str) or state.sink.failed:
         return  # a Provider that fails anyway: its errors say enough
@@ -163,7 +163,7 @@ def raise_collected(state: ProviderState) -> None:
 
 
 def digests(state: ProviderState) -> None:
-    loader = state.checks
+    loader = state.provider_loader
     assert state.doc is not None
     graph_digests, digest = compute_digests(
         loader.root,

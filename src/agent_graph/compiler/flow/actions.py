@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
+from ...ir import flow_records as ir
 from . import templates
 from .findings import Findings
 from .markdown import Fence
@@ -98,10 +99,10 @@ def read_action(fence: Fence, files: PackageFiles, findings: Findings, strict: b
     """Check one action block (its marker is already known to be valid)."""
     action = Action(fence.info, fence)
     block = _Block(fence)
-    reader = READERS.get(fence.info)
-    if reader is None:  # the structure checks refuse other markers before this is called
+    row = READERS.get(fence.info)
+    if row is None:  # the structure checks refuse other markers before this is called
         raise ValueError(f"no reader for the action block marker {fence.info!r}")
-    reader(action, block, files, findings, strict)
+    row.read(action, block, files, findings, strict)
     return action
 
 
@@ -463,13 +464,30 @@ def _flow_call(action: Action, block: _Block, findings: Findings) -> None:
 
 Reader = Callable[[Action, _Block, PackageFiles, Findings, bool], None]
 
-#: The one table of action block markers and their readers: a new node kind is a row here
-#: (and in ``document.MARKERS``, ``ir.flow_records.ACTION_KINDS`` and the runtime's table).
-READERS: dict[str, Reader] = {
-    AGENT_NEW: lambda action, block, files, findings, _: _agent(action, block, files, findings),
-    AGENT_REUSE: lambda action, block, files, findings, _: _agent(action, block, files, findings),
-    COMMAND: _command,
-    FLOW: lambda action, block, _, findings, __: _flow_call(action, block, findings),
+
+class Marker(NamedTuple):
+    """What an action block marker means: its node kind in the IR, and how it is read."""
+
+    kind: int  # an index into ir.flow_records.ACTION_KINDS
+    read: Reader
+
+
+#: The one table of action block markers: a new node kind is a row here, its name in
+#: ``ir.flow_records.ACTION_KINDS``, and its performer in the runtime's ``PERFORMERS``
+#: (lowering and the structure checks follow this table).
+READERS: dict[str, Marker] = {
+    AGENT_NEW: Marker(
+        ir.AGENT_NEW,
+        lambda action, block, files, findings, _: _agent(action, block, files, findings),
+    ),
+    AGENT_REUSE: Marker(
+        ir.AGENT_REUSE,
+        lambda action, block, files, findings, _: _agent(action, block, files, findings),
+    ),
+    COMMAND: Marker(ir.COMMAND, _command),
+    FLOW: Marker(
+        ir.CALL, lambda action, block, _, findings, __: _flow_call(action, block, findings)
+    ),
 }
 
 #: The markers an action block may carry, in the order messages list them.

@@ -20,13 +20,8 @@ from . import templates
 from .package import Closure, Package
 from .structure import Decl, Structure
 
-#: Each action block marker's node kind in the IR (one row per ``actions.READERS`` row).
-KIND_OF_MARKER = {
-    act.AGENT_NEW: r.AGENT_NEW,
-    act.AGENT_REUSE: r.AGENT_REUSE,
-    act.COMMAND: r.COMMAND,
-    act.FLOW: r.CALL,
-}
+#: Each action block marker's node kind in the IR, from the markers' one table.
+KIND_OF_MARKER = {marker: row.kind for marker, row in act.READERS.items()}
 _PIECE = {"text": r.TEXT_PIECE, "outcome": r.OUTCOME_PIECE, "resource": r.RESOURCE_PIECE}
 
 

@@ -1,7 +1,7 @@
 """A slow, deliberately plain transcription of the reference evaluator.
 
 This is the *oracle* of the differential test: it follows the round algorithm
-of the reference (reference-behaviour §2) statement by statement, rescanning
+of the reference evaluator statement by statement, rescanning
 every node and every edge in every round, with no precomputed tables, so that
 it is easy to check against the specification by reading. Speed is irrelevant.
 

@@ -1,6 +1,6 @@
 """Canonical JSON and digests must be byte-identical to the 0.2.6 reference.
 
-Golden vectors come from docs/reference-behaviour.md (§0.2, §1.7, §2.2, §2.9);
+Golden vectors are the reference's published digests;
 the other expected strings were produced by the reference's ``stableStringify``
 under node 20 (ICU 78) and are checked again by the differential test at the
 end, which runs only when ``AGC_REFERENCE_DIR`` points at a reference checkout

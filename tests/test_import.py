@@ -2,7 +2,7 @@
 
 Each import goes into a 0.3.1 Provider (a migrated copy of a committed 0.2 fixture, with
 comments in provider.yaml and a catalog) and must validate with no warning; the graph
-shape follows the reference rules (reference-behaviour §9.4–9.6), derived here from
+shape follows the reference rules (docs/import.md), derived here from
 the input. With ``AGC_REFERENCE_CLI`` naming the Node CLI's ``dist/bin.js``, the same
 imports are run there and the generated files compared as data.
 """

@@ -25,7 +25,7 @@ from agent_graph.errors import AgentGraphError
 from cli_support import ROOT, bash_block, error_of, ok_json, run, run_bash
 from tree_support import write_tree
 
-#: What reference-behaviour §9.2 lists, plus the 0.3.1 descriptor of the procedure.
+#: The reference's ``init`` layout, plus the 0.3.1 descriptor of the procedure.
 LAYOUT = {
     "provider.yaml",
     "graphs/main.yaml",

@@ -1,4 +1,4 @@
-"""``resource locate`` / ``resource materialize`` (reference-behaviour §3.5 and §7)."""
+"""``resource locate`` / ``resource materialize`` (docs/resources.md)."""
 
 from __future__ import annotations
 

@@ -36,7 +36,7 @@ def fails(text: str) -> YamlError:
 
 
 # ---------------------------------------------------------------------------
-# docs/ecosystem.md §1, row by row: `v: <input>` -> what npm `yaml` returns.
+# Measured against npm yaml, row by row: `v: <input>` -> what npm `yaml` returns.
 
 TABLE: list[tuple[str, Any]] = [
     ("yes", "yes"),

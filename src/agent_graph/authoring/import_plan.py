@@ -1,4 +1,4 @@
-"""What every importer shares (reference-behaviour §9.3): the target Provider, refusals,
+"""What every importer shares (docs/import.md): the target Provider, refusals,
 catalog and manifest updates, ``IMPORT_REPORT.md``, and the all-or-nothing commit.
 
 The reference rewrites ``provider.yaml`` and the catalog by re-dumping them (and

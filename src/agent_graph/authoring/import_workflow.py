@@ -1,5 +1,5 @@
 """``agc import workflow <file>``: a legacy ``steps``/``dependsOn`` workflow as a graph
-(reference-behaviour §9.6).
+(docs/import.md).
 
 The checks and their codes are the reference's, in its order; each problem also
 points at the offending value of the workflow file (line, column, pointer), which the

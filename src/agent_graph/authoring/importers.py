@@ -1,4 +1,4 @@
-"""``agc import skill`` and ``agc import scripts`` (reference-behaviour §9.4, §9.5).
+"""``agc import skill`` and ``agc import scripts`` (docs/import.md).
 
 Each builds the same graph as the reference importer (ids, nodes, edges, entry,
 reason codes, catalog summaries); what differs is how it writes: nothing is written

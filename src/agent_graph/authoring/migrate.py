@@ -1,6 +1,6 @@
 """``agc migrate``: rewrite a Provider written for 0.2.x to the 0.3.1 protocol, in place.
 
-What changes mechanically (reference-behaviour §11), each a targeted edit that keeps
+What changes mechanically (docs/migrate.md, "What changes"), each a targeted edit that keeps
 every other byte of the file:
 
 * §11.1 — a descriptor ``schema: agent-graph.resource.v1`` becomes

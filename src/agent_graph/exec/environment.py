@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 
 from .codes import ENV_INVALID, ExecError
 
-# What the reference materializer passes through from its parent (reference-behaviour §7).
+# What the reference materializer passes through from its parent (docs/resources.md).
 DEFAULT_ENV_NAMES = (
     "PATH",
     "PATHEXT",

@@ -1,4 +1,4 @@
-"""``resource locate`` and ``resource materialize`` (reference-behaviour §3.5 and §7).
+"""``resource locate`` and ``resource materialize`` (docs/resources.md).
 
 :func:`locate` finds a loaded Resource by exact id, else by its contained descriptor
 path, and returns its 0.3.1 location envelope (no revision, no read state).

@@ -74,7 +74,7 @@ __all__ = [
 class Materialized:
     """A materialized context view: the cached file and its digest, for ``revision``.
     :meth:`to_dict` is the graph-action location with ``digest`` and ``filePath`` in
-    place of ``materialize`` (v03-wire-formats §2.6)."""
+    place of ``materialize`` (docs/resources.md)."""
 
     id: str
     kind: str

@@ -1,7 +1,7 @@
 """The ``agent-graph.run.v1`` document: building it, changing it, checking what goes in.
 
 Every function here is pure: it takes a document (a plain JSON mapping in the key
-order of reference-behaviour §5.1) and returns a new one, so both stores share one
+order the reference writes; docs/runs.md) and returns a new one, so both stores share one
 implementation of each operation and a failed check never leaves half a change.
 Imports nothing heavier than the standard library.
 """
@@ -28,7 +28,7 @@ RUN_SCHEMA: Final = "agent-graph.run.v1"
 RUN_SCHEMA_VERSION: Final = 1
 _SCHEMA_IDENTITY: Final = re.compile(r"^agent-graph\.run\.v([0-9]+)\Z")
 
-# Event types written by the stores (reference-behaviour §5.2).
+# Event types written by the stores (docs/runs.md).
 RUN_STARTED: Final = "run.started"
 OUTCOME_RECORDED: Final = "node.outcome-recorded"
 FACTS_UPDATED: Final = "facts.updated"

@@ -1,4 +1,4 @@
-"""The evaluation input of a Run (reference-behaviour §5.2 ``runEvaluationInput``, §8.2).
+"""The evaluation input of a Run (the reference's ``runEvaluationInput``; docs/runs.md).
 
 Run Facts are shallow-merged with Facts the host passes directly (direct members
 win), recorded outcomes are overlaid with direct ones, authorities are united

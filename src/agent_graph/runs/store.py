@@ -1,7 +1,7 @@
 """The ``RunStore`` protocol and the one implementation of its operations.
 
 A store keeps Runs under references (a file path for :class:`FileRunStore`, any
-string for :class:`MemoryRunStore`). Every operation (reference-behaviour §5.2)
+string for :class:`MemoryRunStore`). Every operation (docs/runs.md)
 is written once here, over a handful of storage primitives, so the stores
 differ only in where bytes live and how writers are serialised:
 

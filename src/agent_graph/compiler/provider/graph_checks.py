@@ -1,7 +1,7 @@
 """Semantic checks of one graph document and the static cross-graph recursion check.
 
-The checks, their order, codes and messages follow the reference loader (see
-reference-behaviour §1.2 and §1.1 step 9). Two deliberate differences:
+The checks, their order, codes and messages follow the reference loader (its graph
+checks, then its recursion check; docs/error-codes.md, "Graphs"). Two deliberate differences:
 
 * The reference throws at the first failure; here every failure is reported to a
   :class:`ProblemSink`, in the order the reference would have met them. When an

@@ -1,7 +1,7 @@
 """The compiler's passes, in the order they run, and the one function that runs them.
 
 Each row names a pass and says what it needs from the passes above it. The Provider
-table keeps the reference's check order exactly (reference-behaviour §1): the first
+table keeps the reference's check order exactly (docs/error-codes.md): the first
 problem recorded is the error the reference would have thrown, so it becomes the
 envelope's ``error.code``; later checks still run so one run reports every problem.
 Checks the reference does not make (``check-skills``, and ``check-loose-ends``, which

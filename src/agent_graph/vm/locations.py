@@ -197,7 +197,7 @@ def with_read_state(location: Location, receipts: tuple[Receipt, ...]) -> Locati
     return dataclasses.replace(location, read_state=state)
 
 
-# -- host-action results (docs/host-actions.md, steps 4-7) ------------------------------------------
+# -- host-action results (docs/host-actions.md, steps 4-7) -----------------------------------------
 
 
 def _invalid(message: str, pointer: str, code: str = "host-action-result-invalid") -> NoReturn:

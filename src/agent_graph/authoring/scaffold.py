@@ -4,9 +4,9 @@ The layout and refusals are the reference ``init``'s (docs/providers.md, "Start 
 Provider"): one Graph ``main`` whose action node ``work`` delegates to an Agent Skill, a
 procedure the route requires, a Code Catalog with the node's reason code and a graph
 test. What 0.3.1 changed is written the 0.3.1 way: the compatibility range is ``^0.3.0``
-(no Node.js range: this toolchain is not Node) and the procedure is an ``agent-
-graph.resource.file.v1`` descriptor beside its Markdown text, so ``agc validate`` prints
-no warning and ``agc test`` passes straight away.
+(no Node.js range: this toolchain is not Node) and the procedure is an
+``agent-graph.resource.file.v1`` descriptor beside its Markdown text, so ``agc
+validate`` prints no warning and ``agc test`` passes straight away.
 
 Nothing is replaced and nothing is left half-written (:mod:`.writes`).
 """

@@ -25,19 +25,20 @@ import agent_graph
 from tree_support import write_tree as _write
 
 PACKAGE = Path(agent_graph.__file__).resolve().parent
-BASE = {"errors", "canonical", "protocol", "frozen", "collector"}
+BASE = {"codes", "errors", "canonical", "protocol", "frozen", "collector"}
 
 #: part -> the parts it may import (its own modules always).
 ALLOWED: dict[str, set[str]] = {
     "protocol": set(),
+    "codes": set(),  # the constants of every error code, which every part spells codes with
     "collector": set(),  # pausing the cyclic garbage collector while big structures are built
     "frozen": set(),  # frozen records and cached generated code
     "errors": {"frozen"},
-    "error_codes": set(),  # the catalogue of every code (data)
+    "error_codes": {"codes"},  # what each code means, and its section of the docs
     "schemas": set(),
-    "canonical": {"errors"},
-    "ir": {"errors", "canonical", "frozen", "collector"},
-    "exec": {"errors"},
+    "canonical": {"codes", "errors"},
+    "ir": {"codes", "errors", "canonical", "frozen", "collector"},
+    "exec": {"codes", "errors"},
     "documents": BASE | {"schemas"},
     "vm": BASE | {"ir", "exec"},  # exec: stdlib only (argument vectors of command plans)
     "bundles": BASE | {"documents", "ir"},

@@ -1,14 +1,13 @@
-"""The catalogue of every error and diagnostic code the toolchain emits.
+"""What each error and diagnostic code means, and which section documents it.
 
-Hosts branch on codes (see :mod:`agent_graph.errors`); this is the one list of them,
-code -> one-line meaning, grouped by the section of ``docs/error-codes.md`` that
-documents the code (a code used in several places is listed once, under the section
-that describes it first). ``tests/test_error_codes.py`` scans the source and fails when
-a code is used but not listed here, listed but not documented in its section, or
-listed but no longer used.
+The codes themselves are the constants of :mod:`agent_graph.codes`, which the source
+imports; this table gives each constant a one-line meaning under the heading of the
+section of ``docs/error-codes.md`` that documents it (a code used in several places is
+listed once, under the section that describes it first). Nothing in the toolchain imports
+it: ``tests/test_error_codes.py`` holds the constants, this table and the docs in step.
 
-``schema.<keyword>`` stands for the family of JSON Schema findings, one code per
-validator keyword (``schema.required``, ``schema.type`` …).
+``schema.<keyword>`` (:data:`SCHEMA_FINDING`) stands for the family of JSON Schema
+findings, one code per validator keyword (``schema.required``, ``schema.type`` …).
 """
 
 from __future__ import annotations
@@ -16,374 +15,424 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from . import codes
+
 __all__ = ["AREAS", "CODES", "SCHEMA_FINDING"]
 
 #: The generated family of JSON Schema findings (``schema.`` + the failing keyword).
-SCHEMA_FINDING: Final = "schema.<keyword>"
+SCHEMA_FINDING: Final = codes.SCHEMA_FINDING
 
 #: Section heading in ``docs/error-codes.md`` -> {code: meaning}.
 AREAS: Final[Mapping[str, Mapping[str, str]]] = {
     "Reading files": {
-        "file-missing": "a referenced file does not exist or is not a regular file",
-        "file-read-failed": "the file exists but cannot be read",
-        "file-too-large": "a definition file is over 32 MiB",
-        "parse-failed": "not YAML 1.2 / JSON (syntax, duplicate key, bad bytes, nesting …)",
-        "frontmatter-missing": "a Markdown resource or SKILL.md does not start with ---",
-        "frontmatter-invalid": "frontmatter not closed, not a mapping, or not valid YAML",
+        codes.FILE_MISSING: "a referenced file does not exist or is not a regular file",
+        codes.FILE_READ_FAILED: "the file exists but cannot be read",
+        codes.FILE_TOO_LARGE: "a definition file is over 32 MiB",
+        codes.PARSE_FAILED: "not YAML 1.2 / JSON (syntax, duplicate key, bad bytes, nesting …)",
+        codes.FRONTMATTER_MISSING: "a Markdown resource or SKILL.md does not start with ---",
+        codes.FRONTMATTER_INVALID: "frontmatter not closed, not a mapping, or not valid YAML",
     },
     "Shapes (JSON Schema)": {
-        "schema-invalid": "a file does not match its schema (one diagnostic per finding)",
-        SCHEMA_FINDING: "one schema finding, named by the failing keyword",
-        "schema.truncated": "more than 100 items of one list failed; the rest are counted",
-        "schema.depth": "a document nests too deeply to validate",
+        codes.SCHEMA_INVALID: "a file does not match its schema (one diagnostic per finding)",
+        codes.SCHEMA_FINDING: "one schema finding, named by the failing keyword",
+        codes.SCHEMA_TRUNCATED: "more than 100 items of one list failed; the rest are counted",
+        codes.SCHEMA_DEPTH: "a document nests too deeply to validate",
     },
     "Containment": {
-        "absolute-path-forbidden": "a path given on the command line is absolute",
-        "path-outside-provider": "a path escapes the Provider root lexically",
-        "path-symlink-outside-provider": "a path stays inside lexically but a symlink leads out",
+        codes.ABSOLUTE_PATH_FORBIDDEN: "a path given on the command line is absolute",
+        codes.PATH_OUTSIDE_PROVIDER: "a path escapes the Provider root lexically",
+        codes.PATH_SYMLINK_OUTSIDE_PROVIDER: (
+            "a path stays inside lexically but a symlink leads out"
+        ),
     },
     "Graphs": {
-        "graph-node-duplicate": "two nodes share an id",
-        "graph-terminal-missing": "no terminal node",
-        "graph-entry-missing": "an entrypoint names a missing node",
-        "graph-edge-node-missing": "an edge names a missing node",
-        "graph-terminal-edge-invalid": "an edge leaves a terminal",
-        "graph-edge-duplicate": "same kind, ends and outcome list as an earlier edge",
-        "graph-repeat-target-invalid": "a repeat edge targets neither an action nor a gate",
-        "graph-gated-by-source-invalid": "a gatedBy edge does not start at a gate",
-        "graph-flow-cycle": "non-repeat edges form a cycle",
-        "graph-id-duplicate": "two graph files declare one id",
-        "subgraph-missing": "a subgraph node calls an unknown graph",
-        "subgraph-entry-missing": "a subgraph node calls an unknown entry",
-        "graph-recursion": "subgraph calls reach an ancestor",
+        codes.GRAPH_NODE_DUPLICATE: "two nodes share an id",
+        codes.GRAPH_TERMINAL_MISSING: "no terminal node",
+        codes.GRAPH_ENTRY_MISSING: "an entrypoint names a missing node",
+        codes.GRAPH_EDGE_NODE_MISSING: "an edge names a missing node",
+        codes.GRAPH_TERMINAL_EDGE_INVALID: "an edge leaves a terminal",
+        codes.GRAPH_EDGE_DUPLICATE: "same kind, ends and outcome list as an earlier edge",
+        codes.GRAPH_REPEAT_TARGET_INVALID: "a repeat edge targets neither an action nor a gate",
+        codes.GRAPH_GATED_BY_SOURCE_INVALID: "a gatedBy edge does not start at a gate",
+        codes.GRAPH_FLOW_CYCLE: "non-repeat edges form a cycle",
+        codes.GRAPH_ID_DUPLICATE: "two graph files declare one id",
+        codes.SUBGRAPH_MISSING: "a subgraph node calls an unknown graph",
+        codes.SUBGRAPH_ENTRY_MISSING: "a subgraph node calls an unknown entry",
+        codes.GRAPH_RECURSION: "subgraph calls reach an ancestor",
     },
     "Actions, gates, resources, catalog": {
-        "action-id-duplicate": "two Action files declare one id",
-        "resource-id-duplicate": "two resource files declare one id",
-        "resource-metadata-invalid": "Markdown frontmatter lacks string id, kind or media-type",
-        "resource-kind-invalid": "a static resource kind outside the five known kinds",
-        "gate-inspection-effect-invalid": "a gate inspection Action is not effect: read",
-        "gate-resolution-effect-invalid": "a gate (or delegated) resolution Action is effect: read",
-        "gate-delegated-policy-invalid": "delegated without a delegatable gate authority",
-        "gate-delegated-inspection-missing": "delegated.inspection: skip without an inspection",
-        "code-catalog-code-duplicate": "a catalog lists a code twice",
-        "code-document-dynamic": "a catalog document is a graph-action or host-action view",
-        "route-reason-code-missing": "with a catalog, a node's reasonCode is absent from it",
-        "route-reason-code-kind-invalid": "a node's reasonCode is not a route-reason entry",
-        "materializer-effect-invalid": "a view's materializer is not effect: read",
-        "materializer-runner-invalid": "a materializer's runner does not suit its view protocol",
-        "materializer-schema-missing": "a host-action materializer lacks inputSchema/outputSchema",
-        "resource-schema-identity-invalid": "a host-action schema lacks a versioned identity",
-        "resource-schema-invalid": "a host-action input schema is not a valid JSON Schema",
-        "resource-input-invalid": "a host-action descriptor's input fails the input schema",
+        codes.ACTION_ID_DUPLICATE: "two Action files declare one id",
+        codes.RESOURCE_ID_DUPLICATE: "two resource files declare one id",
+        codes.RESOURCE_METADATA_INVALID: "Markdown frontmatter lacks string id, kind or media-type",
+        codes.RESOURCE_KIND_INVALID: "a static resource kind outside the five known kinds",
+        codes.GATE_INSPECTION_EFFECT_INVALID: "a gate inspection Action is not effect: read",
+        codes.GATE_RESOLUTION_EFFECT_INVALID: (
+            "a gate (or delegated) resolution Action is effect: read"
+        ),
+        codes.GATE_DELEGATED_POLICY_INVALID: "delegated without a delegatable gate authority",
+        codes.GATE_DELEGATED_INSPECTION_MISSING: "delegated.inspection: skip without an inspection",
+        codes.CODE_CATALOG_CODE_DUPLICATE: "a catalog lists a code twice",
+        codes.CODE_DOCUMENT_DYNAMIC: "a catalog document is a graph-action or host-action view",
+        codes.ROUTE_REASON_CODE_MISSING: "with a catalog, a node's reasonCode is absent from it",
+        codes.ROUTE_REASON_CODE_KIND_INVALID: "a node's reasonCode is not a route-reason entry",
+        codes.MATERIALIZER_EFFECT_INVALID: "a view's materializer is not effect: read",
+        codes.MATERIALIZER_RUNNER_INVALID: (
+            "a materializer's runner does not suit its view protocol"
+        ),
+        codes.MATERIALIZER_SCHEMA_MISSING: (
+            "a host-action materializer lacks inputSchema/outputSchema"
+        ),
+        codes.RESOURCE_SCHEMA_IDENTITY_INVALID: "a host-action schema lacks a versioned identity",
+        codes.RESOURCE_SCHEMA_INVALID: "a host-action input schema is not a valid JSON Schema",
+        codes.RESOURCE_INPUT_INVALID: "a host-action descriptor's input fails the input schema",
     },
     "Skills and registries": {
-        "skill-binding-missing": "SKILL.md lacks metadata.agent-graph, .graph or .entry",
-        "skill-locator-invalid": "the Skill locator is empty or of an unknown kind",
-        "skill-locator-absolute": "the Skill locator is an absolute path",
-        "provider-unresolved": "a provider: locator has no registry entry",
-        "provider-id-mismatch": "the registry entry loads a Provider with another id",
-        "skill-graph-missing": "the bound Graph does not exist",
-        "skill-entry-missing": "the bound Entry does not exist",
-        "registry-invalid": "the registry is not a mapping of ids to manifest paths",
+        codes.SKILL_BINDING_MISSING: "SKILL.md lacks metadata.agent-graph, .graph or .entry",
+        codes.SKILL_LOCATOR_INVALID: "the Skill locator is empty or of an unknown kind",
+        codes.SKILL_LOCATOR_ABSOLUTE: "the Skill locator is an absolute path",
+        codes.PROVIDER_UNRESOLVED: "a provider: locator has no registry entry",
+        codes.PROVIDER_ID_MISMATCH: "the registry entry loads a Provider with another id",
+        codes.SKILL_GRAPH_MISSING: "the bound Graph does not exist",
+        codes.SKILL_ENTRY_MISSING: "the bound Entry does not exist",
+        codes.REGISTRY_INVALID: "the registry is not a mapping of ids to manifest paths",
     },
     "Evaluation and routing (`agc evaluate`, `agc route`, `Program`)": {
-        "graph-missing": "the Provider has no such graph",
-        "graph-selection-missing": "no graph given and no --skill binding selects one",
-        "skill-graph-conflict": "an explicit graph disagrees with the --skill binding",
-        "skill-entry-conflict": "an explicit entry disagrees with the --skill binding",
-        "json-invalid": "--facts/--outcomes is not JSON (or YAML in an @file)",
-        "json-object-required": "--facts/--outcomes, or a state's facts/outcomes, is not an object",
-        "facts-invalid": "facts hold something that is not JSON data",
-        "outcome-invalid": "an outcome is not one of the eight, or a record has no outcome",
-        "authority-invalid": "authorities are not a list of strings",
-        "state-invalid": "a state mapping has unknown members",
-        "run-provider-mismatch": "a Run (--state, run status) belongs to another Provider",
-        "resource-receipts-invalid": "a resource receipt set is malformed",
-        "resource-receipts-provider-mismatch": "receipts were issued for another Provider",
-        "revision-invalid": "--revision is not sha256: plus 64 hex digits",
-        "route-revision-stale": "the state changed since the evaluation the host acted on",
-        "route-stale": "the route id is not available at the current revision",
-        "route-unavailable": "route without a route id, and the evaluation has no primary route",
-        "route-arguments-invalid": "more positional arguments than [graph] [route-id]",
-        "host-action-location-invalid": "a host-action location given to the helpers is malformed",
-        "host-action-result-invalid": "a host-action result given to the helpers is malformed",
-        "value-not-serializable": "a value to digest or serialise canonically is not JSON data",
-        "required-fact-missing": "diagnostic: a reached node's requiresFacts fail (blocked)",
-        "terminal-outcome-ambiguous": "diagnostic: terminals with different outcomes were reached",
-        "no-route": "diagnostic: nothing actionable and no terminal reached (blocked)",
-        "entry-missing": "the entry does not exist in the graph",
-        "route-alternatives-truncated": "diagnostic (info): more than three alternatives",
+        codes.GRAPH_MISSING: "the Provider has no such graph",
+        codes.GRAPH_SELECTION_MISSING: "no graph given and no --skill binding selects one",
+        codes.SKILL_GRAPH_CONFLICT: "an explicit graph disagrees with the --skill binding",
+        codes.SKILL_ENTRY_CONFLICT: "an explicit entry disagrees with the --skill binding",
+        codes.JSON_INVALID: "--facts/--outcomes is not JSON (or YAML in an @file)",
+        codes.JSON_OBJECT_REQUIRED: (
+            "--facts/--outcomes, or a state's facts/outcomes, is not an object"
+        ),
+        codes.FACTS_INVALID: "facts hold something that is not JSON data",
+        codes.OUTCOME_INVALID: "an outcome is not one of the eight, or a record has no outcome",
+        codes.AUTHORITY_INVALID: "authorities are not a list of strings",
+        codes.STATE_INVALID: "a state mapping has unknown members",
+        codes.RUN_PROVIDER_MISMATCH: "a Run (--state, run status) belongs to another Provider",
+        codes.RESOURCE_RECEIPTS_INVALID: "a resource receipt set is malformed",
+        codes.RESOURCE_RECEIPTS_PROVIDER_MISMATCH: "receipts were issued for another Provider",
+        codes.REVISION_INVALID: "--revision is not sha256: plus 64 hex digits",
+        codes.ROUTE_REVISION_STALE: "the state changed since the evaluation the host acted on",
+        codes.ROUTE_STALE: "the route id is not available at the current revision",
+        codes.ROUTE_UNAVAILABLE: (
+            "route without a route id, and the evaluation has no primary route"
+        ),
+        codes.ROUTE_ARGUMENTS_INVALID: "more positional arguments than [graph] [route-id]",
+        codes.HOST_ACTION_LOCATION_INVALID: (
+            "a host-action location given to the helpers is malformed"
+        ),
+        codes.HOST_ACTION_RESULT_INVALID: "a host-action result given to the helpers is malformed",
+        codes.VALUE_NOT_SERIALIZABLE: "a value to digest or serialise canonically is not JSON data",
+        codes.REQUIRED_FACT_MISSING: "diagnostic: a reached node's requiresFacts fail (blocked)",
+        codes.TERMINAL_OUTCOME_AMBIGUOUS: (
+            "diagnostic: terminals with different outcomes were reached"
+        ),
+        codes.NO_ROUTE: "diagnostic: nothing actionable and no terminal reached (blocked)",
+        codes.ENTRY_MISSING: "the entry does not exist in the graph",
+        codes.ROUTE_ALTERNATIVES_TRUNCATED: "diagnostic (info): more than three alternatives",
     },
     "Graph tests (`agc test`)": {
-        "test-path-missing": "the test path does not exist",
-        "test-path-invalid": "the test path is neither a file nor a directory",
-        "test-cases-empty": "no YAML or JSON cases under the path",
-        "junit-target-exists": "--junit-xml would replace a file that is not a previous report",
+        codes.TEST_PATH_MISSING: "the test path does not exist",
+        codes.TEST_PATH_INVALID: "the test path is neither a file nor a directory",
+        codes.TEST_CASES_EMPTY: "no YAML or JSON cases under the path",
+        codes.JUNIT_TARGET_EXISTS: "--junit-xml would replace a file that is not a previous report",
     },
     "Runs (`agc run …`, `agent_graph.runs`)": {
-        "run-target-exists": "run start, checkpoint or resume would replace an existing file",
-        "state-key-invalid": "run record got a key that is not a state key of the Run's graph",
-        "detail-invalid": "--detail is not JSON data",
-        "run-version-unsupported": "a Run file written by a newer toolchain",
-        "run-invalid": "event sequences with a gap, repeat or fall, or a value JSON cannot hold",
-        "run-locked": "another writer held the Run's lock for over a minute",
-        "run-lock-invalid": "the Run's lock is a symbolic link, a directory or not a regular file",
-        "file-write-failed": "the Run (or another output) cannot be written",
+        codes.RUN_TARGET_EXISTS: "run start, checkpoint or resume would replace an existing file",
+        codes.STATE_KEY_INVALID: "run record got a key that is not a state key of the Run's graph",
+        codes.DETAIL_INVALID: "--detail is not JSON data",
+        codes.RUN_VERSION_UNSUPPORTED: "a Run file written by a newer toolchain",
+        codes.RUN_INVALID: (
+            "event sequences with a gap, repeat or fall, or a value JSON cannot hold"
+        ),
+        codes.RUN_LOCKED: "another writer held the Run's lock for over a minute",
+        codes.RUN_LOCK_INVALID: (
+            "the Run's lock is a symbolic link, a directory or not a regular file"
+        ),
+        codes.FILE_WRITE_FAILED: "the Run (or another output) cannot be written",
     },
     "Build and bundles (`agc build`, `--manifest …/manifest.json`)": {
-        "build-output-overlaps-source": "the output would replace the Provider root or a source",
-        "build-output-exists": "the output exists and is neither empty nor a previous bundle",
-        "build-path-conflict": "a reachable file sits where the bundle writes its own files",
-        "build-absolute-path-leak": "a reachable file contains the source Provider's absolute path",
-        "build-manifest-unwritable": "the manifest cannot be written as YAML",
-        "build-write-failed": "the file system refused a write",
-        "bundle-digest-mismatch": "manifest.json was edited: its digest does not match",
-        "bundle-file-duplicate": "the manifest lists a file twice",
-        "bundle-file-digest-mismatch": "a listed file's bytes changed",
-        "bundle-catalog-mismatch": "a catalog entry does not match the files, or is incomplete",
-        "bundle-provider-unlisted": "the Provider manifest is not listed",
-        "bundle-provider-mismatch": "the Provider manifest identifies another Provider",
-        "bundle-files-mismatch": "listed files differ from the reachable file set",
-        "bundle-dependencies-mismatch": "the graph dependency index does not match the calls",
-        "bundle-ir-binding-invalid": "ir/binding.json is malformed",
-        "bundle-ir-unbound": "ir/binding.json binds another manifest",
-        "bundle-ir-digest-mismatch": "the IR file's bytes do not match the binding",
-        "bundle-ir-mismatch": "the IR's content does not match the bundle",
-        "bundle-ir-unverified": "the bundle's IR is not what its sources compile to",
+        codes.BUILD_OUTPUT_OVERLAPS_SOURCE: (
+            "the output would replace the Provider root or a source"
+        ),
+        codes.BUILD_OUTPUT_EXISTS: "the output exists and is neither empty nor a previous bundle",
+        codes.BUILD_PATH_CONFLICT: "a reachable file sits where the bundle writes its own files",
+        codes.BUILD_ABSOLUTE_PATH_LEAK: (
+            "a reachable file contains the source Provider's absolute path"
+        ),
+        codes.BUILD_MANIFEST_UNWRITABLE: "the manifest cannot be written as YAML",
+        codes.BUILD_WRITE_FAILED: "the file system refused a write",
+        codes.BUNDLE_DIGEST_MISMATCH: "manifest.json was edited: its digest does not match",
+        codes.BUNDLE_FILE_DUPLICATE: "the manifest lists a file twice",
+        codes.BUNDLE_FILE_DIGEST_MISMATCH: "a listed file's bytes changed",
+        codes.BUNDLE_CATALOG_MISMATCH: "a catalog entry does not match the files, or is incomplete",
+        codes.BUNDLE_PROVIDER_UNLISTED: "the Provider manifest is not listed",
+        codes.BUNDLE_PROVIDER_MISMATCH: "the Provider manifest identifies another Provider",
+        codes.BUNDLE_FILES_MISMATCH: "listed files differ from the reachable file set",
+        codes.BUNDLE_DEPENDENCIES_MISMATCH: "the graph dependency index does not match the calls",
+        codes.BUNDLE_IR_BINDING_INVALID: "ir/binding.json is malformed",
+        codes.BUNDLE_IR_UNBOUND: "ir/binding.json binds another manifest",
+        codes.BUNDLE_IR_DIGEST_MISMATCH: "the IR file's bytes do not match the binding",
+        codes.BUNDLE_IR_MISMATCH: "the IR's content does not match the bundle",
+        codes.BUNDLE_IR_UNVERIFIED: "the bundle's IR is not what its sources compile to",
     },
     "Compiled IR": {
-        "ir-corrupt": "IR bytes are damaged, truncated, or do not match the expected digest",
-        "ir-version-unsupported": "IR written by another format version: recompile",
-        "ir-target-exists": "agc ir build -o would overwrite a file that is not IR",
+        codes.IR_CORRUPT: "IR bytes are damaged, truncated, or do not match the expected digest",
+        codes.IR_VERSION_UNSUPPORTED: "IR written by another format version: recompile",
+        codes.IR_TARGET_EXISTS: "agc ir build -o would overwrite a file that is not IR",
     },
     "Code Catalog and schemas (`agc code`, `agc schema`)": {
-        "code-missing": "code locate: no such code, or the Provider has no code catalog",
-        "schema-target-exists": "schema extract would replace a different file or a non-file",
+        codes.CODE_MISSING: "code locate: no such code, or the Provider has no code catalog",
+        codes.SCHEMA_TARGET_EXISTS: "schema extract would replace a different file or a non-file",
     },
     "Materializing resources (`agc resource`)": {
-        "resource-missing": "no Resource has that id, and no loaded descriptor is at that path",
-        "resource-static": "a static resource was passed to materialize",
-        "materializer-missing": "the dynamic resource names no materializer Action",
-        "materializer-option-invalid": "a materialize limit or revision option is invalid",
-        "materializer-timeout": "the materializer ran past its time limit (group killed)",
-        "materializer-output-limit": "the materializer wrote more than the output limit",
-        "materializer-error-limit": "the materializer wrote more than the error limit",
-        "materializer-failed": "the materializer exited non-zero or was killed by a signal",
-        "materializer-host-required": "a host-action resource: the host produces it",
-        "materializer-runtime-missing": "the script runtime is not on the materializer's PATH",
-        "materializer-workspace-missing": "the --workspace folder does not exist",
-        "materializer-start-failed": "the materializer process could not be started",
-        "materializer-cache-failed": "the cache folder cannot be written",
-        "option-invalid": "a numeric command-line option is not a positive integer",
+        codes.RESOURCE_MISSING: "no Resource has that id, and no loaded descriptor is at that path",
+        codes.RESOURCE_STATIC: "a static resource was passed to materialize",
+        codes.MATERIALIZER_MISSING: "the dynamic resource names no materializer Action",
+        codes.MATERIALIZER_OPTION_INVALID: "a materialize limit or revision option is invalid",
+        codes.MATERIALIZER_TIMEOUT: "the materializer ran past its time limit (group killed)",
+        codes.MATERIALIZER_OUTPUT_LIMIT: "the materializer wrote more than the output limit",
+        codes.MATERIALIZER_ERROR_LIMIT: "the materializer wrote more than the error limit",
+        codes.MATERIALIZER_FAILED: "the materializer exited non-zero or was killed by a signal",
+        codes.MATERIALIZER_HOST_REQUIRED: "a host-action resource: the host produces it",
+        codes.MATERIALIZER_RUNTIME_MISSING: "the script runtime is not on the materializer's PATH",
+        codes.MATERIALIZER_WORKSPACE_MISSING: "the --workspace folder does not exist",
+        codes.MATERIALIZER_START_FAILED: "the materializer process could not be started",
+        codes.MATERIALIZER_CACHE_FAILED: "the cache folder cannot be written",
+        codes.OPTION_INVALID: "a numeric command-line option is not a positive integer",
     },
     "Running processes (`agent_graph.exec`)": {
-        "exec-argv-invalid": "the argument vector is empty, a string, or holds a non-string/NUL",
-        "exec-env-invalid": "an environment name or value is not a NUL-free string",
-        "exec-option-invalid": "a timeout, grace, byte limit or stdin option is invalid",
-        "exec-cwd-missing": "the working directory does not exist",
-        "exec-cwd-invalid": "the working directory is not a directory or cannot be entered",
-        "exec-not-found": "the program does not exist (as a path, or on the child's PATH)",
-        "exec-not-executable": "the program is a directory, not executable, or of a bad format",
-        "exec-start-failed": "the system refused to start the program for another reason",
-        "exec-timeout": "the process ran past its timeout; its group was killed",
-        "exec-stdout-limit": "the process wrote more than the stdout byte limit",
-        "exec-stderr-limit": "the process wrote more than the stderr byte limit",
-        "exec-signal": "a signal ended the process",
-        "exec-failed": "the process exited with a non-zero code",
+        codes.EXEC_ARGV_INVALID: (
+            "the argument vector is empty, a string, or holds a non-string/NUL"
+        ),
+        codes.EXEC_ENV_INVALID: "an environment name or value is not a NUL-free string",
+        codes.EXEC_OPTION_INVALID: "a timeout, grace, byte limit or stdin option is invalid",
+        codes.EXEC_CWD_MISSING: "the working directory does not exist",
+        codes.EXEC_CWD_INVALID: "the working directory is not a directory or cannot be entered",
+        codes.EXEC_NOT_FOUND: "the program does not exist (as a path, or on the child's PATH)",
+        codes.EXEC_NOT_EXECUTABLE: "the program is a directory, not executable, or of a bad format",
+        codes.EXEC_START_FAILED: "the system refused to start the program for another reason",
+        codes.EXEC_TIMEOUT: "the process ran past its timeout; its group was killed",
+        codes.EXEC_STDOUT_LIMIT: "the process wrote more than the stdout byte limit",
+        codes.EXEC_STDERR_LIMIT: "the process wrote more than the stderr byte limit",
+        codes.EXEC_SIGNAL: "a signal ended the process",
+        codes.EXEC_FAILED: "the process exited with a non-zero code",
     },
     "Authoring (`agc init`, `agc import`, `agc migrate`)": {
-        "id-invalid": "no id can be derived from the text given (or it is too long)",
-        "provider-target-exists": "agc init would replace a file that exists",
-        "import-target-exists": "agc import would replace a file or folder that exists",
-        "import-empty": "agc import scripts was given no script",
-        "import-result-invalid": "the Provider would not validate (or would warn) after the import",
-        "workflow-invalid": "a workflow file is not {id?, steps: [{id, command, …}]}",
-        "workflow-step-duplicate": "two workflow steps share an id",
-        "workflow-step-id-collision": "two workflow step ids slug to the same node id",
-        "workflow-step-id-reserved": "a workflow step id slugs to start or done",
-        "workflow-dependency-missing": "a step depends on a step the workflow does not have",
-        "workflow-cycle": "workflow dependencies form a cycle",
-        "migrate-bundle-refused": "agc migrate was pointed at a built bundle",
-        "migrate-resource-identity": "change: a resource.v1 descriptor gets its 0.3.1 identity",
-        "migrate-compatibility-range": "change: a 0.2 compatibility range becomes ^0.3.0",
-        "migrate-range-manual": "finding: a range excludes 0.3 but is not a plain 0.2 range",
-        "migrate-location-envelope-manual": "finding: a file names resource-location.v1",
-        "yaml-edit-failed": "a targeted edit would not read back as intended; nothing written",
-        "file-read-only": "a file to be changed is read-only; nothing was written",
+        codes.ID_INVALID: "no id can be derived from the text given (or it is too long)",
+        codes.PROVIDER_TARGET_EXISTS: "agc init would replace a file that exists",
+        codes.IMPORT_TARGET_EXISTS: "agc import would replace a file or folder that exists",
+        codes.IMPORT_EMPTY: "agc import scripts was given no script",
+        codes.IMPORT_RESULT_INVALID: (
+            "the Provider would not validate (or would warn) after the import"
+        ),
+        codes.WORKFLOW_INVALID: "a workflow file is not {id?, steps: [{id, command, …}]}",
+        codes.WORKFLOW_STEP_DUPLICATE: "two workflow steps share an id",
+        codes.WORKFLOW_STEP_ID_COLLISION: "two workflow step ids slug to the same node id",
+        codes.WORKFLOW_STEP_ID_RESERVED: "a workflow step id slugs to start or done",
+        codes.WORKFLOW_DEPENDENCY_MISSING: "a step depends on a step the workflow does not have",
+        codes.WORKFLOW_CYCLE: "workflow dependencies form a cycle",
+        codes.MIGRATE_BUNDLE_REFUSED: "agc migrate was pointed at a built bundle",
+        codes.MIGRATE_RESOURCE_IDENTITY: "change: a resource.v1 descriptor gets its 0.3.1 identity",
+        codes.MIGRATE_COMPATIBILITY_RANGE: "change: a 0.2 compatibility range becomes ^0.3.0",
+        codes.MIGRATE_RANGE_MANUAL: "finding: a range excludes 0.3 but is not a plain 0.2 range",
+        codes.MIGRATE_LOCATION_ENVELOPE_MANUAL: "finding: a file names resource-location.v1",
+        codes.YAML_EDIT_FAILED: "a targeted edit would not read back as intended; nothing written",
+        codes.FILE_READ_ONLY: "a file to be changed is read-only; nothing was written",
     },
     "Flow packages (`agc flow`, `agent_graph.flow`)": {
-        "flow-entry-invalid": (
+        codes.FLOW_ENTRY_INVALID: (
             "the path is neither a package directory nor a file named exactly FLOW.md"
         ),
-        "flow-entry-missing": "the path or the package's FLOW.md does not exist",
-        "flow-encoding-invalid": (
+        codes.FLOW_ENTRY_MISSING: "the path or the package's FLOW.md does not exist",
+        codes.FLOW_ENCODING_INVALID: (
             "FLOW.md is not UTF-8 text (or holds NUL): position of the first bad byte"
         ),
-        "flow-fence-unterminated": (
+        codes.FLOW_FENCE_UNTERMINATED: (
             "a code block is never closed (it would swallow the rest of the file)"
         ),
-        "resource-reference-not-md": "a references/… link target is not a .md file",
-        "resource-script-not-mjs": "a scripts/… argument is not a .mjs file",
-        "resource-path-dot-segment": "a references/… or scripts/… path has a . or .. segment",
-        "resource-outside-package": "a resource's real path (symlinks followed) leaves the package",
-        "resource-path-invalid": "a resource path has an empty segment, a backslash or a ? query",
-        "flow-absolute-path": (
+        codes.RESOURCE_REFERENCE_NOT_MD: "a references/… link target is not a .md file",
+        codes.RESOURCE_SCRIPT_NOT_MJS: "a scripts/… argument is not a .mjs file",
+        codes.RESOURCE_PATH_DOT_SEGMENT: "a references/… or scripts/… path has a . or .. segment",
+        codes.RESOURCE_OUTSIDE_PACKAGE: (
+            "a resource's real path (symlinks followed) leaves the package"
+        ),
+        codes.RESOURCE_PATH_INVALID: (
+            "a resource path has an empty segment, a backslash or a ? query"
+        ),
+        codes.FLOW_ABSOLUTE_PATH: (
             "warning: a command, argument or link is a machine-specific absolute path"
         ),
-        "resource-path-not-mapped": (
+        codes.RESOURCE_PATH_NOT_MAPPED: (
             "warning: an argument or command looks like a package script but is not mapped"
         ),
-        "flow-frontmatter-missing": "FLOW.md does not start with a closed --- front matter block",
-        "flow-frontmatter-extra-key": (
+        codes.FLOW_FRONTMATTER_MISSING: (
+            "FLOW.md does not start with a closed --- front matter block"
+        ),
+        codes.FLOW_FRONTMATTER_EXTRA_KEY: (
             "a front matter key other than name and description (or a line that is not key: value)"
         ),
-        "flow-frontmatter-duplicate-key": "name or description appears twice",
-        "flow-name-empty": "front matter name is missing or empty",
-        "flow-description-empty": "front matter description is missing or empty",
-        "flow-graph-count": "no ```mermaid block, or more than one",
-        "flow-graph-direction": "the graph's first line is not exactly flowchart TD",
-        "flow-graph-syntax": "a graph line outside the supported Mermaid subset (mermaid.lark)",
-        "flow-graph-misplaced": "the graph block comes after the first level-2 heading",
-        "flow-start-missing": "no start((开始)) node",
-        "flow-start-duplicate": "a second node with the start shape ((开始))",
-        "flow-finish-missing": "no finish((结束)) node",
-        "flow-finish-duplicate": "a second node with the finish shape ((结束))",
-        "flow-start-out-degree": "start has no outgoing edge, or more than one",
-        "flow-finish-has-outgoing": "an edge leaves finish",
-        "flow-edge-target-missing": "an edge names a node that is never declared",
-        "flow-node-unreachable": "a work node cannot be reached from start",
-        "flow-finish-unreachable": "no path from start reaches finish",
-        "flow-node-cannot-finish": (
+        codes.FLOW_FRONTMATTER_DUPLICATE_KEY: "name or description appears twice",
+        codes.FLOW_NAME_EMPTY: "front matter name is missing or empty",
+        codes.FLOW_DESCRIPTION_EMPTY: "front matter description is missing or empty",
+        codes.FLOW_GRAPH_COUNT: "no ```mermaid block, or more than one",
+        codes.FLOW_GRAPH_DIRECTION: "the graph's first line is not exactly flowchart TD",
+        codes.FLOW_GRAPH_SYNTAX: "a graph line outside the supported Mermaid subset (mermaid.lark)",
+        codes.FLOW_GRAPH_MISPLACED: "the graph block comes after the first level-2 heading",
+        codes.FLOW_START_MISSING: "no start((开始)) node",
+        codes.FLOW_START_DUPLICATE: "a second node with the start shape ((开始))",
+        codes.FLOW_FINISH_MISSING: "no finish((结束)) node",
+        codes.FLOW_FINISH_DUPLICATE: "a second node with the finish shape ((结束))",
+        codes.FLOW_START_OUT_DEGREE: "start has no outgoing edge, or more than one",
+        codes.FLOW_FINISH_HAS_OUTGOING: "an edge leaves finish",
+        codes.FLOW_EDGE_TARGET_MISSING: "an edge names a node that is never declared",
+        codes.FLOW_NODE_UNREACHABLE: "a work node cannot be reached from start",
+        codes.FLOW_FINISH_UNREACHABLE: "no path from start reaches finish",
+        codes.FLOW_NODE_CANNOT_FINISH: (
             "a reachable work node has no path to finish (off with --lenient)"
         ),
-        "flow-node-ref-duplicate": "one ref declared as two kinds of node",
-        "flow-node-name-duplicate": "two work nodes share a name",
-        "flow-node-ref-invalid": "a ref is not ^[A-Za-z][A-Za-z0-9_-]*$",
-        "flow-ref-reserved": "start or finish used as the ref of a work node or fork",
-        "flow-node-label-conflict": "a ref declared again with another name",
-        "flow-start-target-invalid": "the start edge is labelled or leads to a fork or finish",
-        "flow-start-has-incoming": "an edge points to start",
-        "flow-node-no-outgoing": "a work node has no outgoing edge",
-        "flow-edge-label-missing": "an Agent or command node's edge has no result label",
-        "flow-result-duplicate": (
+        codes.FLOW_NODE_REF_DUPLICATE: "one ref declared as two kinds of node",
+        codes.FLOW_NODE_NAME_DUPLICATE: "two work nodes share a name",
+        codes.FLOW_NODE_REF_INVALID: "a ref is not ^[A-Za-z][A-Za-z0-9_-]*$",
+        codes.FLOW_REF_RESERVED: "start or finish used as the ref of a work node or fork",
+        codes.FLOW_NODE_LABEL_CONFLICT: "a ref declared again with another name",
+        codes.FLOW_START_TARGET_INVALID: "the start edge is labelled or leads to a fork or finish",
+        codes.FLOW_START_HAS_INCOMING: "an edge points to start",
+        codes.FLOW_NODE_NO_OUTGOING: "a work node has no outgoing edge",
+        codes.FLOW_EDGE_LABEL_MISSING: "an Agent or command node's edge has no result label",
+        codes.FLOW_RESULT_DUPLICATE: (
             "a node has two edges with one label, or two ### headings with one text"
         ),
-        "flow-fork-edge-labeled": "a fork's edge has a label",
-        "flow-node-heading-missing": "a work node has no ## section with its name",
-        "flow-heading-orphan": "a ## heading names no work node",
-        "flow-heading-duplicate": "two ## headings with one text",
-        "flow-heading-ignored": "warning: a ### heading before the first ## section (ignored)",
-        "flow-action-block-count": "a node's action area holds no code block, or more than one",
-        "flow-action-block-empty": "the action block is empty",
-        "flow-action-marker-invalid": (
+        codes.FLOW_FORK_EDGE_LABELED: "a fork's edge has a label",
+        codes.FLOW_NODE_HEADING_MISSING: "a work node has no ## section with its name",
+        codes.FLOW_HEADING_ORPHAN: "a ## heading names no work node",
+        codes.FLOW_HEADING_DUPLICATE: "two ## headings with one text",
+        codes.FLOW_HEADING_IGNORED: "warning: a ### heading before the first ## section (ignored)",
+        codes.FLOW_ACTION_BLOCK_COUNT: "a node's action area holds no code block, or more than one",
+        codes.FLOW_ACTION_BLOCK_EMPTY: "the action block is empty",
+        codes.FLOW_ACTION_MARKER_INVALID: (
             "the block's info string is not 新建Agent, 复用Agent, 执行自定义命令 or 执行Flow"
         ),
-        "flow-result-heading-missing": "a result edge has no ### heading in its node's section",
-        "flow-result-description-empty": "a ### result heading has no description",
-        "flow-result-heading-orphan": "a ### heading names no result edge of its node",
-        "flow-result-reserved-name": (
+        codes.FLOW_RESULT_HEADING_MISSING: "a result edge has no ### heading in its node's section",
+        codes.FLOW_RESULT_DESCRIPTION_EMPTY: "a ### result heading has no description",
+        codes.FLOW_RESULT_HEADING_ORPHAN: "a ### heading names no result edge of its node",
+        codes.FLOW_RESULT_RESERVED_NAME: (
             "warning: an Agent node uses 已执行, 已完成 or 已失败 as its own result"
         ),
-        "flow-command-json-invalid": (
+        codes.FLOW_COMMAND_JSON_INVALID: (
             "a command block is not a JSON object (after placeholder substitution)"
         ),
-        "flow-command-missing": "command is missing, empty or not a string",
-        "flow-command-args-invalid": "args is not an array of strings",
-        "flow-command-stdin-invalid": "stdin is not valid JSON (NaN, Infinity, a repeated key)",
-        "flow-command-unknown-field": (
+        codes.FLOW_COMMAND_MISSING: "command is missing, empty or not a string",
+        codes.FLOW_COMMAND_ARGS_INVALID: "args is not an array of strings",
+        codes.FLOW_COMMAND_STDIN_INVALID: "stdin is not valid JSON (NaN, Infinity, a repeated key)",
+        codes.FLOW_COMMAND_UNKNOWN_FIELD: (
             "a command member other than command, args, stdin (off with --lenient)"
         ),
-        "flow-outcome-outside-string": (
+        codes.FLOW_OUTCOME_OUTSIDE_STRING: (
             "{outcome} stands outside a JSON string in a command or 执行Flow block"
         ),
-        "flow-command-result-invalid": (
+        codes.FLOW_COMMAND_RESULT_INVALID: (
             "a command node has more than one edge, or its label is not 已执行"
         ),
-        "flow-fork-in-degree": "a fork has not exactly one incoming edge",
-        "flow-fork-out-degree": "a fork has fewer than two branches",
-        "flow-branch-in-degree": "a branch has incoming edges besides its fork's",
-        "flow-branch-not-command": "a branch is not a command node",
-        "flow-branch-join-mismatch": "a fork's branches do not all go to one work node",
-        "flow-join-in-degree": "a join has fewer than two incoming edges",
-        "flow-join-sources-mismatch": "a join is reached from nodes other than its fork's branches",
-        "flow-join-ref-missing": "a join's stdin does not read a branch with {branch.outcome}",
-        "flow-branch-ref-misplaced": "{ref.outcome} outside a join's stdin",
-        "flow-branch-ref-not-standalone": "{ref.outcome} inside a string or joined to other text",
-        "flow-branch-ref-unknown": "{ref.outcome} names no branch of the join's fork",
-        "flow-join-not-command": "a join is an Agent node",
-        "flow-ref-json-invalid": "a 执行Flow block is not a JSON object",
-        "flow-ref-id-invalid": "执行Flow flow is missing or not a valid id",
-        "flow-ref-extra-field": "a 执行Flow member other than flow and task",
-        "flow-ref-edges-invalid": (
+        codes.FLOW_FORK_IN_DEGREE: "a fork has not exactly one incoming edge",
+        codes.FLOW_FORK_OUT_DEGREE: "a fork has fewer than two branches",
+        codes.FLOW_BRANCH_IN_DEGREE: "a branch has incoming edges besides its fork's",
+        codes.FLOW_BRANCH_NOT_COMMAND: "a branch is not a command node",
+        codes.FLOW_BRANCH_JOIN_MISMATCH: "a fork's branches do not all go to one work node",
+        codes.FLOW_JOIN_IN_DEGREE: "a join has fewer than two incoming edges",
+        codes.FLOW_JOIN_SOURCES_MISMATCH: (
+            "a join is reached from nodes other than its fork's branches"
+        ),
+        codes.FLOW_JOIN_REF_MISSING: "a join's stdin does not read a branch with {branch.outcome}",
+        codes.FLOW_BRANCH_REF_MISPLACED: "{ref.outcome} outside a join's stdin",
+        codes.FLOW_BRANCH_REF_NOT_STANDALONE: (
+            "{ref.outcome} inside a string or joined to other text"
+        ),
+        codes.FLOW_BRANCH_REF_UNKNOWN: "{ref.outcome} names no branch of the join's fork",
+        codes.FLOW_JOIN_NOT_COMMAND: "a join is an Agent node",
+        codes.FLOW_REF_JSON_INVALID: "a 执行Flow block is not a JSON object",
+        codes.FLOW_REF_ID_INVALID: "执行Flow flow is missing or not a valid id",
+        codes.FLOW_REF_EXTRA_FIELD: "a 执行Flow member other than flow and task",
+        codes.FLOW_REF_EDGES_INVALID: (
             "a 执行Flow node has neither one plain edge nor exactly 已完成 and 已失败"
         ),
-        "flow-ref-in-parallel": "a 执行Flow node is a branch or a join",
-        "flow-ref-target-missing": "no sibling package <flow>/FLOW.md",
-        "flow-ref-cycle": "执行Flow references form a cycle (self-reference included)",
-        "flow-child-reuse-first": "in a child Flow, a 复用Agent runs before any 新建Agent",
-        "flow-id-not-referenceable": (
+        codes.FLOW_REF_IN_PARALLEL: "a 执行Flow node is a branch or a join",
+        codes.FLOW_REF_TARGET_MISSING: "no sibling package <flow>/FLOW.md",
+        codes.FLOW_REF_CYCLE: "执行Flow references form a cycle (self-reference included)",
+        codes.FLOW_CHILD_REUSE_FIRST: "in a child Flow, a 复用Agent runs before any 新建Agent",
+        codes.FLOW_ID_NOT_REFERENCEABLE: (
             "warning: the package directory name cannot be a 执行Flow target"
         ),
-        "flow-id-duplicate": "agc flow list: two packages under one root share an id",
-        "flow-root-missing": "agc flow list: the root is not a directory",
+        codes.FLOW_ID_DUPLICATE: "agc flow list: two packages under one root share an id",
+        codes.FLOW_ROOT_MISSING: "agc flow list: the root is not a directory",
     },
     "Flow Runs (`agc flow run|resume|status|events`)": {
-        "run-state-invalid": "--state is a directory, or its directory does not exist",
-        "run-busy": "another process is running or resuming this Run (its lock is held)",
-        "run-record-invalid": "a Run record that is truncated, not JSON or not of this shape",
-        "run-record-modified": "a Run record changed outside agc (its checksum does not match)",
-        "run-not-resumable": "resume of a Run that has completed or failed",
-        "run-child-direct-resume": "resume of a child Run; it resumes with its parent (named)",
-        "run-fingerprint-mismatch": "the Flow's files (or a child Flow's) changed since the Run",
-        "run-entry-missing": "the Run's recorded FLOW.md no longer exists",
-        "flow-program-missing": "runtime resume of a Run that kept no program, given no compile",
-        "flow-program-unplaced": "a Flow program given to start does not say where its files are",
-        "run-flow-mismatch": (
+        codes.RUN_STATE_INVALID: "--state is a directory, or its directory does not exist",
+        codes.RUN_BUSY: "another process is running or resuming this Run (its lock is held)",
+        codes.RUN_RECORD_INVALID: "a Run record that is truncated, not JSON or not of this shape",
+        codes.RUN_RECORD_MODIFIED: "a Run record changed outside agc (its checksum does not match)",
+        codes.RUN_NOT_RESUMABLE: "resume of a Run that has completed or failed",
+        codes.RUN_CHILD_DIRECT_RESUME: "resume of a child Run; it resumes with its parent (named)",
+        codes.RUN_FINGERPRINT_MISMATCH: (
+            "the Flow's files (or a child Flow's) changed since the Run"
+        ),
+        codes.RUN_ENTRY_MISSING: "the Run's recorded FLOW.md no longer exists",
+        codes.FLOW_PROGRAM_MISSING: (
+            "runtime resume of a Run that kept no program, given no compile"
+        ),
+        codes.FLOW_PROGRAM_UNPLACED: (
+            "a Flow program given to start does not say where its files are"
+        ),
+        codes.RUN_FLOW_MISMATCH: (
             "the recorded entry now holds another Flow, or the record another's nodes"
         ),
-        "run-cwd-missing": "the Run's working directory does not exist (at start or resume)",
-        "run-task-invalid": "the task (Python API) is not JSON data",
-        "run-option-invalid": "max_parallel / max_visits / command timeout out of range (API)",
-        "agent-required": "the Flow has Agent steps and no --agent adapter was given",
-        "agent-bound": "the Agent to start a Run with is bound to another active Run",
-        "agent-spec-invalid": "--agent names no adapter, or one that cannot be set up",
+        codes.RUN_CWD_MISSING: "the Run's working directory does not exist (at start or resume)",
+        codes.RUN_TASK_INVALID: "the task (Python API) is not JSON data",
+        codes.RUN_OPTION_INVALID: "max_parallel / max_visits / command timeout out of range (API)",
+        codes.AGENT_REQUIRED: "the Flow has Agent steps and no --agent adapter was given",
+        codes.AGENT_BOUND: "the Agent to start a Run with is bound to another active Run",
+        codes.AGENT_SPEC_INVALID: "--agent names no adapter, or one that cannot be set up",
     },
     "Pictures and explanations (`agc graph`, `agc explain`, `agc flow graph`)": {
-        "graphviz-missing": "--format svg, but Graphviz dot is not installed (message: how to)",
-        "graphviz-failed": "Graphviz dot did not start, exited non-zero or was killed",
-        "graphviz-timeout": "Graphviz dot took longer than its time limit (graph too large)",
-        "explain-node-missing": "agc explain --node names no node of the evaluated frames",
-        "explain-entry": "reason: the node is the frame's entry",
-        "explain-edge": "reason: reached over an incoming edge that matched",
-        "explain-repeat-reached": "reason: reached by a repeat edge",
-        "explain-join-unmet": "reason: not reached, the join's incoming edges do not match",
-        "explain-unreached": "reason: not reached, no edge leads here (or only a repeat edge)",
-        "explain-requires-failed": "reason: blocked, a requiresFacts check fails",
-        "explain-requires-met": "reason: every requiresFacts check holds",
-        "explain-satisfied": "reason: completed, satisfiedBy holds",
-        "explain-unverified": "reason: recorded completed, but satisfiedBy fails",
-        "explain-recorded": "reason: the recorded outcome under the state key",
-        "explain-no-record": "reason: pending, nothing recorded and satisfiedBy not met",
-        "explain-terminal": "reason: a terminal's terminalOutcome",
-        "explain-subgraph": "reason: a subgraph node's outcome from its child frame",
-        "explain-repeat-reset": "reason: reset to pending by a repeat edge",
-        "explain-candidate": "reason: offered as a route, with its rank",
-        "explain-not-offered": "reason: pending, but its frame is complete or in error",
+        codes.GRAPHVIZ_MISSING: "--format svg, but Graphviz dot is not installed (message: how to)",
+        codes.GRAPHVIZ_FAILED: "Graphviz dot did not start, exited non-zero or was killed",
+        codes.GRAPHVIZ_TIMEOUT: "Graphviz dot took longer than its time limit (graph too large)",
+        codes.EXPLAIN_NODE_MISSING: "agc explain --node names no node of the evaluated frames",
+        codes.EXPLAIN_ENTRY: "reason: the node is the frame's entry",
+        codes.EXPLAIN_EDGE: "reason: reached over an incoming edge that matched",
+        codes.EXPLAIN_REPEAT_REACHED: "reason: reached by a repeat edge",
+        codes.EXPLAIN_JOIN_UNMET: "reason: not reached, the join's incoming edges do not match",
+        codes.EXPLAIN_UNREACHED: "reason: not reached, no edge leads here (or only a repeat edge)",
+        codes.EXPLAIN_REQUIRES_FAILED: "reason: blocked, a requiresFacts check fails",
+        codes.EXPLAIN_REQUIRES_MET: "reason: every requiresFacts check holds",
+        codes.EXPLAIN_SATISFIED: "reason: completed, satisfiedBy holds",
+        codes.EXPLAIN_UNVERIFIED: "reason: recorded completed, but satisfiedBy fails",
+        codes.EXPLAIN_RECORDED: "reason: the recorded outcome under the state key",
+        codes.EXPLAIN_NO_RECORD: "reason: pending, nothing recorded and satisfiedBy not met",
+        codes.EXPLAIN_TERMINAL: "reason: a terminal's terminalOutcome",
+        codes.EXPLAIN_SUBGRAPH: "reason: a subgraph node's outcome from its child frame",
+        codes.EXPLAIN_REPEAT_RESET: "reason: reset to pending by a repeat edge",
+        codes.EXPLAIN_CANDIDATE: "reason: offered as a route, with its rank",
+        codes.EXPLAIN_NOT_OFFERED: "reason: pending, but its frame is complete or in error",
     },
     "Command line": {
-        "usage-invalid": "unknown command or option, missing argument (exit 2)",
-        "format-invalid": "--format is not human or json (exit 2)",
-        "schema-type-unknown": "an unknown schema name",
-        "schema-compile-failed": "a packaged schema that cannot be read",
-        "unexpected-error": "anything else (a bug)",
+        codes.USAGE_INVALID: "unknown command or option, missing argument (exit 2)",
+        codes.FORMAT_INVALID: "--format is not human or json (exit 2)",
+        codes.SCHEMA_TYPE_UNKNOWN: "an unknown schema name",
+        codes.SCHEMA_COMPILE_FAILED: "a packaged schema that cannot be read",
+        codes.UNEXPECTED_ERROR: "anything else (a bug)",
     },
     "Warnings (the Provider still loads)": {
-        "compatibility-range-excludes": "compatibility.agentGraph excludes the 0.3 line",
-        "resource-protocol-legacy": "a 0.2 agent-graph.resource.v1 descriptor",
-        "node-unreachable": "no edge path from any entrypoint reaches the node",
-        "outcome-key-unknown": "an outcome is recorded for a key that is no state key of the graph",
-        "action-file-unlisted": "a command Action runs a Provider file its files: does not list",
+        codes.COMPATIBILITY_RANGE_EXCLUDES: "compatibility.agentGraph excludes the 0.3 line",
+        codes.RESOURCE_PROTOCOL_LEGACY: "a 0.2 agent-graph.resource.v1 descriptor",
+        codes.NODE_UNREACHABLE: "no edge path from any entrypoint reaches the node",
+        codes.OUTCOME_KEY_UNKNOWN: (
+            "an outcome is recorded for a key that is no state key of the graph"
+        ),
+        codes.ACTION_FILE_UNLISTED: (
+            "a command Action runs a Provider file its files: does not list"
+        ),
     },
 }
 

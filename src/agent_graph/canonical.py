@@ -43,6 +43,8 @@ from collections.abc import Callable, Iterable, Mapping
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeGuard, TypeVar, cast
 
+from . import codes
+
 try:  # the C accelerator; ``json.encoder`` would also pull in the decoder
     from _json import encode_basestring as _enc
 except ImportError:  # pragma: no cover - CPython always ships _json
@@ -606,9 +608,9 @@ def _fail(problem: str, stack: list[list[Any]]) -> NoReturn:
     pointer = "".join("/" + p for p in parts)
     message = f"Cannot serialise value at `{pointer or '/'}`: {problem}"
     raise AgentGraphError(
-        "value-not-serializable",
+        codes.VALUE_NOT_SERIALIZABLE,
         message,
-        [Diagnostic("value-not-serializable", message, pointer=pointer)],
+        [Diagnostic(codes.VALUE_NOT_SERIALIZABLE, message, pointer=pointer)],
     )
 
 

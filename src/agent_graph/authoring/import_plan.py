@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import codes
 from ..canonical import locale_sort_key
 from ..compiler import LoadedProvider
 from ..compiler.provider.yaml_writer import provider_yaml
@@ -57,7 +58,9 @@ def open_provider(into: str | os.PathLike[str]) -> tuple[Path, LoadedProvider]:
             "(create a Provider there first with agc init)"
         )
         raise AgentGraphError(
-            "file-read-failed", message, [Diagnostic("file-read-failed", message, path=MANIFEST)]
+            codes.FILE_READ_FAILED,
+            message,
+            [Diagnostic(codes.FILE_READ_FAILED, message, path=MANIFEST)],
         )
     return root, load_checked(manifest)
 
@@ -86,9 +89,9 @@ class ImportPlan:
             if os.path.lexists(path):
                 message = f"Import refuses to replace existing content: {path}"
                 raise AgentGraphError(
-                    "import-target-exists",
+                    codes.IMPORT_TARGET_EXISTS,
                     message,
-                    [Diagnostic("import-target-exists", message, path=rel)],
+                    [Diagnostic(codes.IMPORT_TARGET_EXISTS, message, path=rel)],
                 )
 
     def add_yaml(self, rel: str, value: dict[str, Any]) -> None:
@@ -115,7 +118,7 @@ class ImportPlan:
             if found is not None:
                 if entries[found].get("kind") != "route-reason":
                     raise origin.at(f"/codes/{found}/kind").fail(
-                        "route-reason-code-kind-invalid", f"Code {reason} is not a route-reason"
+                        codes.ROUTE_REASON_CODE_KIND_INVALID, f"Code {reason} is not a route-reason"
                     )
                 continue
             key = locale_sort_key(reason)
@@ -153,12 +156,12 @@ class ImportPlan:
             checked = compile_staged(self.root, MANIFEST, existing, self.stage)
         except AgentGraphError as error:
             message = f"The Provider would not validate after this import: {error.message}"
-            raise AgentGraphError("import-result-invalid", message, error.diagnostics) from None
+            raise AgentGraphError(codes.IMPORT_RESULT_INVALID, message, error.diagnostics) from None
         before = {(w.code, w.path, w.pointer) for w in self.provider.warnings}
         new = [w for w in checked.warnings if (w.code, w.path, w.pointer) not in before]
         if new:
             message = f"The imported files would load with a warning: {new[0].message}"
-            raise AgentGraphError("import-result-invalid", message, new)
+            raise AgentGraphError(codes.IMPORT_RESULT_INVALID, message, new)
         self.stage.preflight()
         written = self.stage.commit()
         return ImportResult(self.kind, self.root / self.graph_rel, sorted(written))

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .. import codes
 from ..documents.paths import Origin, display_path
 from ..documents.sources import read_structured
 from ..errors import AgentGraphError
@@ -28,7 +29,7 @@ def _check_shape(value: Any, here: Origin) -> list[dict[str, Any]]:
     """The reference's ``workflow-invalid`` checks, in its order."""
 
     def invalid(pointer: str, message: str) -> AgentGraphError:
-        return here.at(pointer).fail("workflow-invalid", message)
+        return here.at(pointer).fail(codes.WORKFLOW_INVALID, message)
 
     steps = value.get("steps") if isinstance(value, dict) else None
     if not isinstance(steps, list) or not steps:
@@ -71,7 +72,7 @@ def _check_ids(steps: list[dict[str, Any]], here: Origin) -> dict[str, str]:
     for index, step in enumerate(steps):
         if step["id"] in first:
             raise here.at(f"/steps/{index}/id").fail(
-                "workflow-step-duplicate",
+                codes.WORKFLOW_STEP_DUPLICATE,
                 f"Workflow step ids must be unique: {step['id']} is also step "
                 f"{first[step['id']] + 1}",
             )
@@ -82,7 +83,7 @@ def _check_ids(steps: list[dict[str, Any]], here: Origin) -> dict[str, str]:
         node = slug(step["id"])
         if node in owners:
             raise here.at(f"/steps/{index}/id").fail(
-                "workflow-step-id-collision",
+                codes.WORKFLOW_STEP_ID_COLLISION,
                 f"Workflow step ids must remain unique after normalization: {step['id']} and "
                 f"{steps[owners[node]]['id']} both become {node}",
             )
@@ -91,7 +92,7 @@ def _check_ids(steps: list[dict[str, Any]], here: Origin) -> dict[str, str]:
     for index, step in enumerate(steps):
         if normalized[step["id"]] in ("start", "done"):
             raise here.at(f"/steps/{index}/id").fail(
-                "workflow-step-id-reserved",
+                codes.WORKFLOW_STEP_ID_RESERVED,
                 f"Workflow step ids may not normalize to start or done: {step['id']}",
             )
     return normalized
@@ -125,13 +126,13 @@ def _check_dependencies(steps: list[dict[str, Any]], here: Origin) -> None:
             pointer = f"/steps/{index}/dependsOn/{next_index}"
             if dependency not in by_id:
                 raise here.at(pointer).fail(
-                    "workflow-dependency-missing",
+                    codes.WORKFLOW_DEPENDENCY_MISSING,
                     f"Step {sid} depends on missing step {dependency}",
                 )
             if dependency in on_trail:
                 cycle = [*trail[trail.index(dependency) :], dependency]
                 raise here.at(pointer).fail(
-                    "workflow-cycle",
+                    codes.WORKFLOW_CYCLE,
                     f"Workflow dependencies contain a cycle: {' -> '.join(cycle)}",
                 )
             if dependency in visited:

@@ -13,6 +13,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from .. import codes
 from ..documents.files import read_bytes, read_text
 from ..documents.paths import display_path, list_files_recursive, portable
 from ..documents.sources import parse_frontmatter
@@ -147,7 +148,7 @@ def import_scripts(
 ) -> ImportResult:
     """Copy scripts into the Provider as a sequential graph, one script Action per step."""
     if not scripts:
-        raise AgentGraphError("import-empty", "At least one script is required")
+        raise AgentGraphError(codes.IMPORT_EMPTY, "At least one script is required")
     root, provider = open_provider(into)
     gid = slug(graph if graph is not None else "imported-scripts")
     graph_rel = f"graphs/{gid}.yaml"

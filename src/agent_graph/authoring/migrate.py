@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from .. import codes
 from ..compiler.provider.versions import range_admits
 from ..documents.files import read_text
 from ..documents.paths import portable
@@ -146,9 +147,9 @@ def _refuse_bundle(manifest: Path) -> None:
                 "sources and build the bundle again"
             )
             raise AgentGraphError(
-                "migrate-bundle-refused",
+                codes.MIGRATE_BUNDLE_REFUSED,
                 message,
-                [Diagnostic("migrate-bundle-refused", message, path=candidate.name)],
+                [Diagnostic(codes.MIGRATE_BUNDLE_REFUSED, message, path=candidate.name)],
             )
 
 
@@ -177,7 +178,7 @@ def plan_migration(manifest: str | os.PathLike[str]) -> MigrationPlan:
         if resource.protocol != "legacy":
             continue
         target = VIEW_RESOURCE if resource.kind == "context-view" else FILE_RESOURCE
-        _change(plan, editor(resource.rel), "migrate-resource-identity", "/schema", target)
+        _change(plan, editor(resource.rel), codes.MIGRATE_RESOURCE_IDENTITY, "/schema", target)
     _find_location_envelopes(plan, root, plan.existing)
     for rel, edits in editors.items():
         if edits.changed:
@@ -203,7 +204,7 @@ def _plan_compatibility(plan: MigrationPlan, editor: Any, manifest: dict[str, An
     pointer = "/compatibility/agentGraph"
     edits = editor(plan.manifest_rel)
     if all(_ZERO_TWO.fullmatch(part) for part in declared.split("||")):
-        _change(plan, edits, "migrate-compatibility-range", pointer, RANGE_03)
+        _change(plan, edits, codes.MIGRATE_COMPATIBILITY_RANGE, pointer, RANGE_03)
         return
     message = (
         f"compatibility.agentGraph {declared!r} excludes protocol 0.3 but is not a plain 0.2 "
@@ -212,7 +213,7 @@ def _plan_compatibility(plan: MigrationPlan, editor: Any, manifest: dict[str, An
     line = edits.line_of(pointer)
     plan.findings.append(
         Diagnostic(
-            "migrate-range-manual", message, "warning", plan.manifest_rel, line, None, pointer
+            codes.MIGRATE_RANGE_MANUAL, message, "warning", plan.manifest_rel, line, None, pointer
         )
     )
 
@@ -238,7 +239,7 @@ def _find_location_envelopes(plan: MigrationPlan, root: Path, files: list[Path])
             )
             plan.findings.append(
                 Diagnostic(
-                    "migrate-location-envelope-manual", message, "warning", rel, line, column
+                    codes.MIGRATE_LOCATION_ENVELOPE_MANUAL, message, "warning", rel, line, column
                 )
             )
 
@@ -247,8 +248,8 @@ def _verify(plan: MigrationPlan) -> None:
     """The migrated Provider must compile and carry no legacy warning (else it is a bug)."""
     migrated = compile_staged(plan.root, plan.manifest_rel, plan.existing, plan.stage())
     left = [w for w in migrated.warnings if w.code in LEGACY_WARNINGS]
-    manual = {f.pointer for f in plan.findings if f.code == "migrate-range-manual"}
+    manual = {f.pointer for f in plan.findings if f.code == codes.MIGRATE_RANGE_MANUAL}
     left = [w for w in left if w.pointer not in manual]
     if left:
         message = f"after migration {left[0].path} still has {left[0].code}; nothing was written"
-        raise AgentGraphError("yaml-edit-failed", message, left)
+        raise AgentGraphError(codes.YAML_EDIT_FAILED, message, left)

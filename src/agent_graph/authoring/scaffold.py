@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from .. import codes
 from ..errors import AgentGraphError
 from . import editor
 from .slug import slug
@@ -151,16 +152,16 @@ def starter_files(provider_id: str, name: str) -> dict[str, bytes]:
 def provider_id_of(raw: str) -> str:
     """The Provider id ``--id`` gives (the slug rule), refusing what would not validate."""
     if _LONE_SURROGATE.search(raw):
-        raise AgentGraphError("id-invalid", f"Cannot derive an id from {raw!r}: not UTF-8 text")
+        raise AgentGraphError(codes.ID_INVALID, f"Cannot derive an id from {raw!r}: not UTF-8 text")
     provider_id = slug(raw)
     if len(provider_id) > ID_MAX:
         raise AgentGraphError(
-            "id-invalid",
+            codes.ID_INVALID,
             f"The id {provider_id!r} is {len(provider_id)} characters; at most {ID_MAX}",
         )
     if len(raw) > NAME_MAX:
         raise AgentGraphError(
-            "id-invalid",
+            codes.ID_INVALID,
             f"--id is {len(raw)} characters; the Provider's name (the id as given) holds at "
             f"most {NAME_MAX}",
         )
@@ -180,7 +181,7 @@ def _refuse_editor_aware(path: Path, why: str) -> AgentGraphError:
     message = f"Provider initialization refuses to replace existing content: {path}{why}"
     if path.name == "settings.json" and path.parent.name == ".vscode":
         message += "; add the yaml.schemas mapping of docs/editors.md to it yourself"
-    return AgentGraphError("provider-target-exists", message)
+    return AgentGraphError(codes.PROVIDER_TARGET_EXISTS, message)
 
 
 def init_provider(
@@ -195,7 +196,7 @@ def init_provider(
     provider_id = provider_id_of(raw_id)
     if editor_name is not None and editor_name not in EDITORS:
         raise AgentGraphError(
-            "usage-invalid", f"Unknown editor {editor_name!r}: {', '.join(EDITORS)}"
+            codes.USAGE_INVALID, f"Unknown editor {editor_name!r}: {', '.join(EDITORS)}"
         )
     files = starter_files(provider_id, raw_id)
     if editor_name == "vscode":
@@ -205,7 +206,8 @@ def init_provider(
         create_files(root, files, _refuse_editor_aware)
     except OSError as error:
         raise AgentGraphError(
-            "file-write-failed", f"Cannot create the Provider in {root}: {error.strerror or error}"
+            codes.FILE_WRITE_FAILED,
+            f"Cannot create the Provider in {root}: {error.strerror or error}",
         ) from None
     return InitResult(root, root / MANIFEST, provider_id, tuple(files), editor_name)
 

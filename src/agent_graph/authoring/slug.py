@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from .. import codes
 from ..errors import AgentGraphError
 
 _OUTSIDE: Final = re.compile(r"[^a-z0-9._-]+")
@@ -22,5 +23,5 @@ def slug(value: str) -> str:
     """``value`` as an id, or ``id-invalid`` when nothing of it is left."""
     normalized = _ENDS.sub("", _DOTS.sub("-", _OUTSIDE.sub("-", value.lower())))
     if not normalized:
-        raise AgentGraphError("id-invalid", f"Cannot derive an id from {value!r}")
+        raise AgentGraphError(codes.ID_INVALID, f"Cannot derive an id from {value!r}")
     return normalized

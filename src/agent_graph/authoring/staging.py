@@ -15,6 +15,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import codes
 from ..documents.files import write_atomic
 from ..documents.paths import Origin, portable, resolve_contained
 from ..errors import AgentGraphError, Diagnostic
@@ -55,7 +56,7 @@ class Stage:
         real = os.path.realpath(path)
         if os.path.relpath(real, real_root).startswith(".."):
             raise _error(
-                "path-symlink-outside-provider",
+                codes.PATH_SYMLINK_OUTSIDE_PROVIDER,
                 f"{rel} resolves outside the provider root: {real}",
                 rel,
             )
@@ -86,12 +87,14 @@ class Stage:
                 continue
             except OSError as error:
                 message = f"Cannot write {rel}: {error.strerror}"
-                raise _error("file-write-failed", message, rel) from None
+                raise _error(codes.FILE_WRITE_FAILED, message, rel) from None
             if not stat.S_ISREG(info.st_mode):
-                raise _error("file-write-failed", f"Cannot write {rel}: not a regular file", rel)
+                raise _error(
+                    codes.FILE_WRITE_FAILED, f"Cannot write {rel}: not a regular file", rel
+                )
             if not info.st_mode & 0o222 or not os.access(staged.path, os.W_OK):
                 raise _error(
-                    "file-read-only",
+                    codes.FILE_READ_ONLY,
                     f"{rel} is read-only; nothing was changed (make it writable and run again)",
                     rel,
                 )
@@ -123,7 +126,7 @@ class Stage:
         except OSError as error:
             _roll_back(replaced, created, folders)
             raise _error(
-                "file-write-failed",
+                codes.FILE_WRITE_FAILED,
                 f"Cannot write {current}: {error.strerror or error}; nothing was changed",
                 current,
             ) from None

@@ -14,6 +14,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from .. import codes
 from ..compiler import CHECKED, LoadedProvider, compile_manifest
 from ..documents.paths import portable
 from ..errors import AgentGraphError
@@ -22,7 +23,7 @@ from .staging import Stage
 __all__ = ["LEGACY_WARNINGS", "compile_staged", "load_checked"]
 
 #: Warnings that mark a Provider as written for 0.2 (what ``agc migrate`` removes).
-LEGACY_WARNINGS = frozenset({"compatibility-range-excludes", "resource-protocol-legacy"})
+LEGACY_WARNINGS = frozenset({codes.COMPATIBILITY_RANGE_EXCLUDES, codes.RESOURCE_PROTOCOL_LEGACY})
 
 
 def load_checked(manifest: Path) -> LoadedProvider:

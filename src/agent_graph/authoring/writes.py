@@ -26,6 +26,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from .. import codes
 from ..errors import AgentGraphError
 
 #: ``os.link`` errors that mean "this file system has no hard links", not "target exists".
@@ -36,7 +37,7 @@ Refusal = Callable[[Path, str], AgentGraphError]
 
 def _refuse(path: Path, why: str) -> AgentGraphError:
     return AgentGraphError(
-        "provider-target-exists",
+        codes.PROVIDER_TARGET_EXISTS,
         f"Provider initialization refuses to replace existing content: {path}{why}",
     )
 

@@ -30,6 +30,7 @@ from yaml.events import (
     SequenceEndEvent,
 )
 
+from .. import codes
 from ..documents.json_text import parse_json
 from ..documents.sourcemap import ParseError, escape_token
 from ..documents.yaml12 import LIBYAML, parse_yaml
@@ -58,8 +59,8 @@ class Span:
 
 
 def _failure(display: str, message: str, line: int | None = None) -> AgentGraphError:
-    diagnostic = Diagnostic("yaml-edit-failed", message, path=display, line=line)
-    return AgentGraphError("yaml-edit-failed", message, [diagnostic])
+    diagnostic = Diagnostic(codes.YAML_EDIT_FAILED, message, path=display, line=line)
+    return AgentGraphError(codes.YAML_EDIT_FAILED, message, [diagnostic])
 
 
 def _skip_properties(text: str, start: int, event: Any) -> int:
@@ -201,9 +202,9 @@ class YamlEditor:
         except ParseError as error:
             message = f"Cannot parse {display}: {error}"
             diagnostic = Diagnostic(
-                "parse-failed", message, path=display, line=error.line, column=error.column
+                codes.PARSE_FAILED, message, path=display, line=error.line, column=error.column
             )
-            raise AgentGraphError("parse-failed", message, [diagnostic]) from None
+            raise AgentGraphError(codes.PARSE_FAILED, message, [diagnostic]) from None
         self.expected = copy.deepcopy(self.value)
         try:
             self.spans = _spans(self.text)

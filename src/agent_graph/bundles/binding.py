@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .. import codes
 from ..canonical import digest_bytes, digest_value
 from ..documents.files import read_bytes
 from ..documents.json_text import read_json
@@ -106,7 +107,7 @@ def verify_ir(bundle: Bundle, *, lazy: bool = False) -> BoundIR | None:
         value = read_json(binding_file)
     except (OSError, ValueError, RecursionError) as exc:
         raise _binding_fail(
-            "", "bundle-ir-binding-invalid", f"Bundle IR binding cannot be read: {exc}"
+            "", codes.BUNDLE_IR_BINDING_INVALID, f"Bundle IR binding cannot be read: {exc}"
         ) from None
     if (
         not _binding_conforms(value)
@@ -114,25 +115,27 @@ def verify_ir(bundle: Bundle, *, lazy: bool = False) -> BoundIR | None:
     ):
         raise _binding_fail(
             "",
-            "bundle-ir-binding-invalid",
+            codes.BUNDLE_IR_BINDING_INVALID,
             f"Bundle IR binding is not an intact {BINDING_SCHEMA} document: {BINDING_PATH}",
         )
     if value["bundle"] != bundle.digest:
         raise _binding_fail(
             "/bundle",
-            "bundle-ir-unbound",
+            codes.BUNDLE_IR_UNBOUND,
             f"Bundle IR was compiled for manifest {value['bundle']}, not {bundle.digest}",
         )
     path = checker.contained_file(value["ir"], "bundle IR", "/ir")
     data = read_bytes(Path(path), display=value["ir"])
     if digest_bytes(data) != value["irDigest"]:
         raise _binding_fail(
-            "/irDigest", "bundle-ir-digest-mismatch", f"Bundle IR digest mismatch: {value['ir']}"
+            "/irDigest",
+            codes.BUNDLE_IR_DIGEST_MISMATCH,
+            f"Bundle IR digest mismatch: {value['ir']}",
         )
     try:
         program = codec.decode(data, lazy=lazy)
     except AgentGraphError as exc:
-        if exc.code != "ir-version-unsupported":
+        if exc.code != codes.IR_VERSION_UNSUPPORTED:
             raise AgentGraphError(
                 exc.code, exc.message, [Diagnostic(exc.code, exc.message, path=value["ir"])]
             ) from None
@@ -149,7 +152,7 @@ def check_ir_matches(bundle: Bundle, program: r.ProviderIR) -> None:
 
     def mismatch(what: str) -> AgentGraphError:
         return _binding_fail(
-            "", "bundle-ir-mismatch", f"Bundle IR does not match the bundle manifest: {what}"
+            "", codes.BUNDLE_IR_MISMATCH, f"Bundle IR does not match the bundle manifest: {what}"
         )
 
     if (program.provider_id, program.provider_version) != bundle.provider:

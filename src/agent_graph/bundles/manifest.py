@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import codes
 from ..canonical import digest_value, is_digest
 from ..documents.files import digest_file
 from ..documents.paths import Origin, ensure_file, is_absolute_reference, resolve_contained
@@ -204,7 +205,7 @@ class _Checker:
             rel = os.path.relpath(real, self.real_root)
             if rel == ".." or rel.startswith(("../", "..\\")) or os.path.isabs(rel):
                 raise origin.fail(
-                    "path-symlink-outside-provider",
+                    codes.PATH_SYMLINK_OUTSIDE_PROVIDER,
                     f"{label} resolves outside the provider root: {path}",
                 )
         return str(path)
@@ -272,13 +273,13 @@ def verify_manifest(manifest_path: Path, value: Any, *, source: SourceMap | None
         problem = schema.validate("bundle", value, path=display, source=source)
         if problem is None:  # pragma: no cover - `conforms` mirrors the schema (tested)
             raise checker.at("").fail(
-                "schema-invalid", f"{display} does not match the bundle schema"
+                codes.SCHEMA_INVALID, f"{display} does not match the bundle schema"
             )
         raise AgentGraphError(problem.code, problem.message, problem.diagnostics)
     unsigned = {key: item for key, item in value.items() if key != "digest"}
     if digest_value(unsigned) != value["digest"]:
         raise checker.at("/digest").fail(
-            "bundle-digest-mismatch",
+            codes.BUNDLE_DIGEST_MISMATCH,
             f"Bundle manifest digest does not match its content: {manifest_path}",
         )
     files: dict[str, str] = {}
@@ -286,25 +287,25 @@ def verify_manifest(manifest_path: Path, value: Any, *, source: SourceMap | None
         path = entry["path"]
         if path in files:
             raise checker.at(f"/files/{index}/path").fail(
-                "bundle-file-duplicate", f"Bundle lists file more than once: {path}"
+                codes.BUNDLE_FILE_DUPLICATE, f"Bundle lists file more than once: {path}"
             )
         absolute = checker.contained_file(path, "bundle file", f"/files/{index}/path")
         if digest_file(absolute) != entry["digest"]:
             raise checker.at(f"/files/{index}/digest").fail(
-                "bundle-file-digest-mismatch", f"Bundle file digest mismatch: {path}"
+                codes.BUNDLE_FILE_DIGEST_MISMATCH, f"Bundle file digest mismatch: {path}"
             )
         files[path] = entry["digest"]
     for name in CATALOGS:
         for index, item in enumerate(value[name]):
             if files.get(item["path"]) != item["digest"]:
                 raise checker.at(f"/{name}/{index}").fail(
-                    "bundle-catalog-mismatch",
+                    codes.BUNDLE_CATALOG_MISMATCH,
                     f"Bundle catalog entry does not match files: {item['path']}",
                 )
     listed = value["providerManifest"]
     if listed not in files:
         raise checker.at("/providerManifest").fail(
-            "bundle-provider-unlisted",
+            codes.BUNDLE_PROVIDER_UNLISTED,
             f"Bundle provider manifest is not listed in files: {listed}",
         )
     provider_manifest = resolve_contained(
@@ -318,7 +319,7 @@ def check_identity(bundle: Bundle, manifest: Mapping[str, Any]) -> None:
     bid, bversion = bundle.provider
     if (bid, bversion) != (manifest.get("id"), manifest.get("version")):
         raise bundle.at("/provider").fail(
-            "bundle-provider-mismatch",
+            codes.BUNDLE_PROVIDER_MISMATCH,
             f"Bundle identifies {bid}@{bversion}, but its Provider manifest identifies "
             f"{manifest.get('id')}@{manifest.get('version')}",
         )

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import click
 
+from .. import codes
 from ..errors import AgentGraphError
 from ..protocol import PROTOCOL_VERSION, __version__
 from .colour import CHOICE, add_colour_option, colour_option
@@ -143,11 +144,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.ClickException as exc:
         if isinstance(exc, click.BadOptionUsage) and exc.option_name == "--format":
             # no usable --format value: one line (an envelope when json was asked for before)
-            error = AgentGraphError("usage-invalid", FORMAT_MISSING)
+            error = AgentGraphError(codes.USAGE_INVALID, FORMAT_MISSING)
             emit_error("json" if fmt == "json" else "human", error)
             return 2
         if fmt == "json":
-            emit_error("json", AgentGraphError("usage-invalid", exc.format_message()))
+            emit_error("json", AgentGraphError(codes.USAGE_INVALID, exc.format_message()))
         else:
             exc.show()
         return exc.exit_code

@@ -27,6 +27,7 @@ from typing import Any
 
 import click
 
+from .. import codes
 from .context import load, options, select
 from .evaluation_report import (
     diagnostic_lines,
@@ -185,7 +186,7 @@ def route_command(ctx: click.Context, /, targets: tuple[str, ...], **local: Any)
     state_path = local.get("state_path")
     bound = binding is not None
     if len(targets) > (1 if bound else 2):
-        raise AgentGraphError("route-arguments-invalid", "Too many route arguments")
+        raise AgentGraphError(codes.ROUTE_ARGUMENTS_INVALID, "Too many route arguments")
     # with a binding the only target is the route id; else <graph> [route-id]
     padded = (None, *targets) if bound else (*targets,)
     graph_argument = padded[0] if padded else None
@@ -197,7 +198,7 @@ def route_command(ctx: click.Context, /, targets: tuple[str, ...], **local: Any)
     if route_id is None:
         evaluation = program.evaluate(selected, entry, state)
         if evaluation.primary is None:
-            raise AgentGraphError("route-unavailable", _unavailable(evaluation.to_dict()))
+            raise AgentGraphError(codes.ROUTE_UNAVAILABLE, _unavailable(evaluation.to_dict()))
         route_id = evaluation.primary.route_id
     route = program.route(selected, entry, route_id, state, local.pop("revision"))
     doc = route.to_dict()

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from .. import codes
 from ..errors import AgentGraphError
 from .context import load, options, select
 from .options import evaluation_options, provider_options
@@ -54,7 +55,7 @@ def traced_evaluation(opts: Options, graph: str | None, local: dict[str, Any]) -
     if not any(name == entry for name, _ in found.entrypoints):
         names = ", ".join(name for name, _ in found.entrypoints)
         raise AgentGraphError(
-            "entry-missing", f"Graph {selected} has no entry {entry} (its entries: {names})"
+            codes.ENTRY_MISSING, f"Graph {selected} has no entry {entry} (its entries: {names})"
         )
     data = evaluation_input(
         state=local.get("state_path"),
@@ -73,7 +74,7 @@ def _missing_node(node: str, doc: dict[str, Any]) -> AgentGraphError:
     near = difflib.get_close_matches(node, known, n=1)
     hint = f"; did you mean {near[0]}?" if near else ""
     return AgentGraphError(
-        "explain-node-missing",
+        codes.EXPLAIN_NODE_MISSING,
         f"No node {node} in the evaluated frames of graph {doc['graph']}{hint}",
     )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .. import codes
 from ..errors import AgentGraphError
 from .render import FORMATS, emit_error
 from .words import manifest_bases
@@ -19,10 +20,10 @@ def failure_exit(exc: BaseException, fmt: str, args: Sequence[str]) -> int:
     shown = fmt if fmt in FORMATS else "human"
     if isinstance(exc, AgentGraphError):
         emit_error(shown, exc, manifest_bases(args))
-        return 2 if exc.code == "format-invalid" else 1
+        return 2 if exc.code == codes.FORMAT_INVALID else 1
     if isinstance(exc, RecursionError):  # a last guard: deep input never prints a traceback
         message = "input nests too deeply"
     else:
         message = f"{type(exc).__name__}: {exc}"
-    emit_error(shown, AgentGraphError("unexpected-error", message))
+    emit_error(shown, AgentGraphError(codes.UNEXPECTED_ERROR, message))
     return 1

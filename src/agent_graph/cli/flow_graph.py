@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from .. import codes
 from ..errors import AgentGraphError
 from .graph import picture_format_option, write_picture
 
@@ -29,12 +30,12 @@ def _overlay(program: FlowProgram, state: str) -> RunOverlay:
     root = program.root
     if document.get("flow") != root.id:
         raise AgentGraphError(
-            "run-flow-mismatch",
+            codes.RUN_FLOW_MISMATCH,
             f"{state} is a Run of Flow {document.get('flow')}, not of {root.id}",
         )
     if document.get("fingerprint") != program.fingerprint:
         raise AgentGraphError(
-            "run-fingerprint-mismatch",
+            codes.RUN_FINGERPRINT_MISMATCH,
             f"{state} is a Run of another version of Flow {root.id} (its fingerprint "
             f"{document.get('fingerprint')} is not the package's {program.fingerprint}): "
             "the Flow changed since that Run",

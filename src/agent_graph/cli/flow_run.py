@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 
+from .. import codes
 from ..errors import AgentGraphError
 from .context import options
 from .options import format_option
@@ -33,11 +34,11 @@ def _task(text: str) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise AgentGraphError("file-missing", f"The task file {path} does not exist") from None
+        raise AgentGraphError(codes.FILE_MISSING, f"The task file {path} does not exist") from None
     except (OSError, UnicodeDecodeError) as error:
         reason = getattr(error, "strerror", None) or str(error)
         raise AgentGraphError(
-            "file-read-failed", f"Cannot read the task file {path}: {reason}"
+            codes.FILE_READ_FAILED, f"Cannot read the task file {path}: {reason}"
         ) from None
 
 

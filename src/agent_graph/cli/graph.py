@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from .. import codes
 from ..errors import AgentGraphError
 from ..pictures import PICTURE_FORMATS
 from .context import options
@@ -28,7 +29,7 @@ def _picture_format(ctx: click.Context, param: click.Parameter, value: str | Non
     if value not in PICTURE_FORMATS:
         shown = value if value else "(empty)"
         raise AgentGraphError(
-            "format-invalid", f"Unsupported format: {shown}; --format takes mermaid, dot or svg"
+            codes.FORMAT_INVALID, f"Unsupported format: {shown}; --format takes mermaid, dot or svg"
         )
     return value
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from .. import codes
 from .context import load, options
 from .options import provider_options
 from .render import emit
@@ -32,7 +33,7 @@ def _refuse_foreign(path: Path) -> None:
         return
     if not path.is_file():  # a FIFO, a device, a directory: never opened, never replaced
         raise AgentGraphError(
-            "ir-target-exists", f"Refusing to replace {path}: it is not a compiled IR file"
+            codes.IR_TARGET_EXISTS, f"Refusing to replace {path}: it is not a compiled IR file"
         )
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -41,10 +42,10 @@ def _refuse_foreign(path: Path) -> None:
         finally:
             os.close(fd)
     except OSError as error:
-        raise AgentGraphError("file-write-failed", f"Cannot write {path}: {error}") from None
+        raise AgentGraphError(codes.FILE_WRITE_FAILED, f"Cannot write {path}: {error}") from None
     if MAGIC.encode() not in head:
         raise AgentGraphError(
-            "ir-target-exists", f"Refusing to replace {path}: it is not a compiled IR file"
+            codes.IR_TARGET_EXISTS, f"Refusing to replace {path}: it is not a compiled IR file"
         )
 
 
@@ -66,7 +67,7 @@ def ir_build_command(ctx: click.Context, /, output: str, **local: Any) -> None:
 
         write_atomic(target, data)
     except OSError as error:
-        raise AgentGraphError("file-write-failed", f"Cannot write {target}: {error}") from None
+        raise AgentGraphError(codes.FILE_WRITE_FAILED, f"Cannot write {target}: {error}") from None
     emit(
         opts.fmt,
         {"state": "built", "path": str(target), "digest": program.digest, "bytes": len(data)},
@@ -110,12 +111,12 @@ def _read_ir(path: Path, given: str) -> bytes:
     from ..errors import AgentGraphError
 
     if not os.path.lexists(path):
-        raise AgentGraphError("file-missing", f"Compiled IR file does not exist: {path}")
+        raise AgentGraphError(codes.FILE_MISSING, f"Compiled IR file does not exist: {path}")
     data = read_bytes(path, display=str(path))
     kind = _text_kind(data)
     if kind is not None:
         raise AgentGraphError(
-            "ir-corrupt",
+            codes.IR_CORRUPT,
             f"{path} is a {kind} document, not compiled IR; to dump the IR of the Provider "
             f"it defines, pass it with -m: agc ir dump -m {shlex.quote(given)}",
         )

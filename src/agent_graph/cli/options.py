@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
+from .. import codes
 from ..errors import AgentGraphError
 from .render import FORMATS
 from .words import FORMAT_MISSING, format_from_argv, manifest_bases, provider_words, shell_command
@@ -30,7 +31,7 @@ def _check_format(ctx: click.Context, param: click.Parameter, value: str | None)
         raise click.BadOptionUsage("--format", FORMAT_MISSING, ctx)
     shown = value if value else "(empty)"
     raise AgentGraphError(
-        "format-invalid", f"Unsupported format: {shown}; --format takes human or json"
+        codes.FORMAT_INVALID, f"Unsupported format: {shown}; --format takes human or json"
     )
 
 

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from .. import codes
 from ..errors import AgentGraphError, Diagnostic
 from .colour import paint
 
@@ -174,5 +175,5 @@ def refuse_missing_entry(doc: dict[str, Any]) -> None:
     if doc["statusCode"] != "error":
         return
     for diagnostic in doc["diagnostics"]:
-        if diagnostic["code"] == "entry-missing":
-            raise AgentGraphError("entry-missing", diagnostic["message"])
+        if diagnostic["code"] == codes.ENTRY_MISSING:
+            raise AgentGraphError(codes.ENTRY_MISSING, diagnostic["message"])

@@ -20,6 +20,7 @@ from typing import Any
 
 import click
 
+from .. import codes
 from .context import load, options
 from .options import provider_options, provider_words, shell_command
 from .render import report_safely
@@ -57,7 +58,9 @@ def positive_integer(ctx: click.Context, param: click.Parameter, value: Any) -> 
         return value  # the default
     number = js_number_of(str(value))
     if not (math.isfinite(number) and number.is_integer() and 0 < number <= MAX_SAFE_INTEGER):
-        raise AgentGraphError("option-invalid", f"Expected a positive integer, received: {value}")
+        raise AgentGraphError(
+            codes.OPTION_INVALID, f"Expected a positive integer, received: {value}"
+        )
     return int(number)
 
 

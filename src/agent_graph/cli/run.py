@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from .. import codes
 from ..selection import DEFAULT_MANIFEST
 from .context import Options, load, options, select
 from .options import (
@@ -158,7 +159,7 @@ def check_graph_state_key(program: Program, run: Run, key: str) -> None:
     close = difflib.get_close_matches(key, known, n=1)
     guess = f" (did you mean {close[0]}?)" if close else ""
     raise AgentGraphError(
-        "state-key-invalid",
+        codes.STATE_KEY_INVALID,
         f"{key!r} is not a state key of Graph {graph.id} in Provider {program.provider_id}"
         f"{guess}: record the route's afterAction.recordNode exactly",
     )
@@ -183,10 +184,10 @@ def _check_selection(context: Loaded, graph: str, entry: str) -> None:
     provider = context.provider
     loaded = provider.graphs.get(graph)
     if loaded is None:
-        raise AgentGraphError("graph-missing", f"Provider {provider.id} has no graph {graph}")
+        raise AgentGraphError(codes.GRAPH_MISSING, f"Provider {provider.id} has no graph {graph}")
     entrypoints = loaded.definition.get("entrypoints") or {}
     if entry not in entrypoints:
-        raise AgentGraphError("entry-missing", f"Graph {graph} has no entry {entry}")
+        raise AgentGraphError(codes.ENTRY_MISSING, f"Graph {graph} has no entry {entry}")
 
 
 class WorkflowGroup(click.Group):

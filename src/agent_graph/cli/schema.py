@@ -21,6 +21,7 @@ from typing import Any
 
 import click
 
+from .. import codes
 from ..errors import AgentGraphError
 from .context import options
 from .options import provider_options
@@ -55,7 +56,7 @@ def _checked(name: str) -> str:
         close = difflib.get_close_matches(name, names, n=1)
         if close:
             message += f" (did you mean {close[0]}?)"
-    raise AgentGraphError("schema-type-unknown", message)
+    raise AgentGraphError(codes.SCHEMA_TYPE_UNKNOWN, message)
 
 
 @click.group("schema", invoke_without_command=True)
@@ -90,7 +91,7 @@ def schema_path_command(ctx: click.Context, /, name: str, **local: Any) -> None:
     opts = options(ctx, **local)
     path = schema_path(_checked(name))
     if not path.is_file():
-        raise AgentGraphError("file-missing", f"packaged schema does not exist: {path}")
+        raise AgentGraphError(codes.FILE_MISSING, f"packaged schema does not exist: {path}")
     emit(opts.fmt, {"name": name, "path": str(path)}, [str(path)])
 
 
@@ -110,7 +111,7 @@ def _existing(target: Path) -> bytes | None:
         return None
     if not target.is_file():
         raise AgentGraphError(
-            "schema-target-exists", f"Refusing to replace {target}: it is not a regular file"
+            codes.SCHEMA_TARGET_EXISTS, f"Refusing to replace {target}: it is not a regular file"
         )
     return read_bytes(target, str(target))
 
@@ -123,12 +124,12 @@ def _write_checked(target: Path, data: bytes, existing: bytes | None) -> None:
     try:
         write_atomic(target, data, mode=mode)
     except OSError as error:
-        raise AgentGraphError("file-write-failed", f"Cannot write {target}: {error}") from None
+        raise AgentGraphError(codes.FILE_WRITE_FAILED, f"Cannot write {target}: {error}") from None
 
 
 def _refuse_other(target: Path) -> AgentGraphError:
     return AgentGraphError(
-        "schema-target-exists",
+        codes.SCHEMA_TARGET_EXISTS,
         f"Refusing to replace {target}: it holds other content (pass --force to replace it)",
     )
 
@@ -144,7 +145,7 @@ def _extract_all(directory: str, force: bool) -> list[tuple[str, Path]]:
     root = Path(os.path.abspath(directory))
     if os.path.lexists(root) and not root.is_dir():
         raise AgentGraphError(
-            "schema-target-exists", f"Refusing to write schemas into {root}: it is not a folder"
+            codes.SCHEMA_TARGET_EXISTS, f"Refusing to write schemas into {root}: it is not a folder"
         )
     files = editor.schema_files(list(_names()))
     plan = []

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import codes
 from ..errors import AgentGraphError, Diagnostic
 from ..frozen import record
 from ..ir.records import OUTCOMES
@@ -46,14 +47,14 @@ def json_argument(text: str) -> Any:
     try:
         value, _ = parse_json(text)
     except JsonError as error:
-        found = Diagnostic("json-invalid", error.message, line=error.line, column=error.column)
-        raise AgentGraphError("json-invalid", f"Invalid JSON: {error}", [found]) from None
+        found = Diagnostic(codes.JSON_INVALID, error.message, line=error.line, column=error.column)
+        raise AgentGraphError(codes.JSON_INVALID, f"Invalid JSON: {error}", [found]) from None
     return value
 
 
 def object_value(value: Any, label: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise AgentGraphError("json-object-required", f"{label} must be a JSON object")
+        raise AgentGraphError(codes.JSON_OBJECT_REQUIRED, f"{label} must be a JSON object")
     return value
 
 
@@ -63,7 +64,7 @@ def outcome_values(value: Any) -> dict[str, str]:
     for node, outcome in outcomes.items():
         if not isinstance(outcome, str) or outcome not in OUTCOMES:
             raise AgentGraphError(
-                "outcome-invalid", f"Outcome for {node} is invalid: {_js_json(outcome)}"
+                codes.OUTCOME_INVALID, f"Outcome for {node} is invalid: {_js_json(outcome)}"
             )
     return outcomes
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+from agent_graph import codes
 from agent_graph.errors import AgentGraphError, Diagnostic
 
 #: Bytes read from a file at a time while hashing it.
@@ -65,7 +66,7 @@ def file_error(
 
 
 def _unreadable(abs_path: Path | str, display: str, reason: str) -> AgentGraphError:
-    return file_error("file-read-failed", f"Cannot read {abs_path}: {reason}", display)
+    return file_error(codes.FILE_READ_FAILED, f"Cannot read {abs_path}: {reason}", display)
 
 
 def _open_regular(abs_path: Path | str, display: str) -> tuple[int, os.stat_result]:
@@ -135,7 +136,7 @@ def digest_file(path: str | os.PathLike[str]) -> str:
 
 def _too_large(abs_path: Path, size: int, display: str, limit: int) -> AgentGraphError:
     return file_error(
-        "file-too-large",
+        codes.FILE_TOO_LARGE,
         f"Cannot read {abs_path}: the file has {size} bytes, more than the "
         f"{limit // (1024 * 1024)} MiB limit for definition files",
         display,
@@ -181,7 +182,7 @@ def _wide_text(abs_path: Path, data: bytes, display: str) -> AgentGraphError | N
     if name is None:
         return None
     return file_error(
-        "parse-failed",
+        codes.PARSE_FAILED,
         f"Cannot parse {abs_path}: the file is {name} text, not UTF-8; save it as UTF-8",
         display,
         1,
@@ -209,7 +210,7 @@ def read_text(abs_path: Path, *, display: str) -> str:
         column = len(data[line_start : error.start].decode("utf-8", "replace")) + 1
         byte = data[error.start]
         raise file_error(
-            "parse-failed",
+            codes.PARSE_FAILED,
             f"Cannot parse {abs_path}: the file is not UTF-8 text "
             f"(byte 0x{byte:02x} at line {line}, column {column}); is it a binary file?",
             display,
@@ -224,7 +225,7 @@ def read_text(abs_path: Path, *, display: str) -> str:
         line = text.count("\n", 0, nul) + 1
         column = nul - text.rfind("\n", 0, nul)
         raise file_error(
-            "parse-failed",
+            codes.PARSE_FAILED,
             f"Cannot parse {abs_path}: the file contains a NUL character "
             f"at line {line}, column {column}; is it a binary file?",
             display,

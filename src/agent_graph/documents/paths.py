@@ -11,6 +11,7 @@ import re
 import stat
 from pathlib import Path, PurePosixPath
 
+from .. import codes
 from ..errors import AgentGraphError, Diagnostic, Severity
 from ..frozen import record
 from .sourcemap import SourceMap, positioned
@@ -67,11 +68,11 @@ def is_absolute_reference(reference: str) -> bool:
 def resolve_contained(root: Path, reference: str, label: str, origin: Origin) -> Path:
     """Resolve ``reference`` against ``root`` lexically; absolute or escaping paths fail."""
     if is_absolute_reference(reference):
-        raise origin.fail("absolute-path-forbidden", f"{label} must be relative: {reference}")
+        raise origin.fail(codes.ABSOLUTE_PATH_FORBIDDEN, f"{label} must be relative: {reference}")
     resolved = Path(os.path.normpath(root / reference))
     if _escapes(os.path.relpath(resolved, root)):
         raise origin.fail(
-            "path-outside-provider", f"{label} escapes the provider root: {reference}"
+            codes.PATH_OUTSIDE_PROVIDER, f"{label} escapes the provider root: {reference}"
         )
     return resolved
 
@@ -81,12 +82,12 @@ def ensure_file(path: Path, label: str, origin: Origin) -> None:
         info = path.stat()
     except PermissionError as error:  # it may exist: say what is wrong, not "missing"
         raise origin.fail(
-            "file-read-failed", f"{label} cannot be read: {path}: {error.strerror}"
+            codes.FILE_READ_FAILED, f"{label} cannot be read: {path}: {error.strerror}"
         ) from None
     except (OSError, ValueError):
         info = None
     if info is None or not stat.S_ISREG(info.st_mode):
-        raise origin.fail("file-missing", f"{label} does not exist: {path}")
+        raise origin.fail(codes.FILE_MISSING, f"{label} does not exist: {path}")
 
 
 def ensure_contained_file(root: Path, path: Path, label: str, origin: Origin) -> None:
@@ -96,7 +97,8 @@ def ensure_contained_file(root: Path, path: Path, label: str, origin: Origin) ->
     real_file = os.path.realpath(path)
     if _escapes(os.path.relpath(real_file, real_root)):
         raise origin.fail(
-            "path-symlink-outside-provider", f"{label} resolves outside the provider root: {path}"
+            codes.PATH_SYMLINK_OUTSIDE_PROVIDER,
+            f"{label} resolves outside the provider root: {path}",
         )
 
 
@@ -127,7 +129,7 @@ def list_files_recursive(directory: Path) -> list[Path]:
         except OSError as error:  # an unreadable folder would silently lose its files
             message = f"Cannot list {current}: {error.strerror or error}"
             raise AgentGraphError(
-                "file-read-failed", message, [Diagnostic("file-read-failed", message)]
+                codes.FILE_READ_FAILED, message, [Diagnostic(codes.FILE_READ_FAILED, message)]
             ) from None
         subdirs: list[Path] = []
         for name in locale_sorted(list(entries)):

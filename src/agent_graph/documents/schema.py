@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent_graph import codes
 from agent_graph.documents.formats import ecma_search, is_date_time
 from agent_graph.documents.schema_findings import (
     MEMBER_KEYWORDS,
@@ -74,7 +75,7 @@ def schema_root() -> Path:
 
 def _check_name(name: str) -> None:
     if name not in SCHEMA_NAMES:
-        raise AgentGraphError("schema-type-unknown", f"Unknown schema type: {name}")
+        raise AgentGraphError(codes.SCHEMA_TYPE_UNKNOWN, f"Unknown schema type: {name}")
 
 
 def schema_path(name: str) -> Path:
@@ -91,10 +92,10 @@ def _document(name: str) -> dict[str, Any]:
         loaded = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise AgentGraphError(
-            "schema-compile-failed", f"Cannot compile schema type: {name} ({exc})"
+            codes.SCHEMA_COMPILE_FAILED, f"Cannot compile schema type: {name} ({exc})"
         ) from exc
     if not isinstance(loaded, dict):
-        raise AgentGraphError("schema-compile-failed", f"Cannot compile schema type: {name}")
+        raise AgentGraphError(codes.SCHEMA_COMPILE_FAILED, f"Cannot compile schema type: {name}")
     return loaded
 
 
@@ -308,7 +309,7 @@ def _diagnostics(
         if finding.keyword in MEMBER_KEYWORDS and finding.path:
             subject = json_pointer(finding.path[:-1])  # "/nodes/0 has an unknown member …"
         diagnostic = positioned(
-            f"schema.{finding.keyword}",
+            codes.schema_finding(finding.keyword),
             f"{subject or '/'} {finding.text}",
             path=path,
             source=source,
@@ -389,9 +390,11 @@ def validate(
             findings, hidden = _python_findings(name, value), []
     except RecursionError:
         diagnostic = Diagnostic(
-            "schema.depth", "/ nests too deeply to validate", "error", path, pointer=""
+            codes.SCHEMA_DEPTH, "/ nests too deeply to validate", "error", path, pointer=""
         )
-        return Problem("schema-invalid", f"{path} does not match {name}.schema.json", [diagnostic])
+        return Problem(
+            codes.SCHEMA_INVALID, f"{path} does not match {name}.schema.json", [diagnostic]
+        )
     if not findings:
         return None
     diagnostics = _diagnostics(findings, path=path, source=source, value=value)
@@ -399,7 +402,7 @@ def validate(
         pointer = json_pointer(where)
         diagnostics.append(
             positioned(
-                "schema.truncated",
+                codes.SCHEMA_TRUNCATED,
                 f"{pointer or '/'} has {count} more invalid items that are not listed",
                 path=path,
                 source=source,
@@ -407,4 +410,4 @@ def validate(
                 detail={"hidden": count},
             )
         )
-    return Problem("schema-invalid", f"{path} does not match {name}.schema.json", diagnostics)
+    return Problem(codes.SCHEMA_INVALID, f"{path} does not match {name}.schema.json", diagnostics)

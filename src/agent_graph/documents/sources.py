@@ -29,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
+from agent_graph import codes
 from agent_graph.documents.files import MAX_FILE_BYTES, read_text
 from agent_graph.documents.files import file_error as _fail
 from agent_graph.documents.json_text import JsonError, parse_json
@@ -188,7 +189,11 @@ def read_structured(abs_path: Path, *, display: str) -> Document:
             value, source = parse_yaml(text)
     except ParseError as error:
         raise _fail(
-            "parse-failed", f"Cannot parse {abs_path}: {error}", display, error.line, error.column
+            codes.PARSE_FAILED,
+            f"Cannot parse {abs_path}: {error}",
+            display,
+            error.line,
+            error.column,
         ) from None
     return Document(value, _with_text(source, text, is_json=is_json), abs_path)
 
@@ -213,20 +218,24 @@ def parse_frontmatter(text: str, abs_path: Path, *, display: str) -> Document:
                     " (it starts with an invisible UTF-8 byte order mark, U+FEFF, before"
                     " the opening ---; save the file without one)"
                 )
-        raise _fail("frontmatter-missing", message, display, 1, 1, detail)
+        raise _fail(codes.FRONTMATTER_MISSING, message, display, 1, 1, detail)
     from agent_graph.documents.yaml12 import YamlError, parse_yaml
 
     normalized = text.replace("\r\n", "\n")
     end = normalized.find("\n---\n", 4)
     if end == -1:
         raise _fail(
-            "frontmatter-invalid", f"Markdown frontmatter is not closed: {abs_path}", display, 1, 1
+            codes.FRONTMATTER_INVALID,
+            f"Markdown frontmatter is not closed: {abs_path}",
+            display,
+            1,
+            1,
         )
     try:
         value, source = parse_yaml(normalized[4:end], line_offset=1)
     except YamlError as error:
         raise _fail(
-            "frontmatter-invalid",
+            codes.FRONTMATTER_INVALID,
             f"Markdown frontmatter of {abs_path} is not valid YAML: {error}",
             display,
             error.line,
@@ -235,7 +244,7 @@ def parse_frontmatter(text: str, abs_path: Path, *, display: str) -> Document:
     if not isinstance(value, dict):
         line, column = source.locate("") or (2, 1)
         raise _fail(
-            "frontmatter-invalid",
+            codes.FRONTMATTER_INVALID,
             f"Markdown frontmatter must be an object: {abs_path}",
             display,
             line,

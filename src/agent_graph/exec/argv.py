@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from .codes import ARGV_INVALID, CWD_INVALID, CWD_MISSING, NOT_EXECUTABLE, NOT_FOUND, ExecError
+from .. import codes
+from .codes import ExecError
 
 SHELL = "/bin/sh"
 
@@ -17,7 +18,9 @@ def shell_argv(command: str) -> tuple[str, ...]:
     This is the only place the exec layer involves a shell; every other vector runs its
     program directly, so ``;``, ``$(…)``, globs and quotes in arguments mean nothing."""
     if not isinstance(command, str):
-        raise ExecError(ARGV_INVALID, "A shell command must be a string", {"command": command})
+        raise ExecError(
+            codes.EXEC_ARGV_INVALID, "A shell command must be a string", {"command": command}
+        )
     return (SHELL, "-c", command)
 
 
@@ -25,22 +28,25 @@ def check_argv(argv: Sequence[str]) -> tuple[str, ...]:
     """A non-empty sequence of strings without NUL bytes, the program name non-empty."""
     if isinstance(argv, str | bytes) or not isinstance(argv, Sequence):
         raise ExecError(
-            ARGV_INVALID, "An argument vector must be a sequence of strings, not a string"
+            codes.EXEC_ARGV_INVALID,
+            "An argument vector must be a sequence of strings, not a string",
         )
     out = tuple(argv)
     if not out:
-        raise ExecError(ARGV_INVALID, "An argument vector must not be empty")
+        raise ExecError(codes.EXEC_ARGV_INVALID, "An argument vector must not be empty")
     for index, arg in enumerate(out):
         if not isinstance(arg, str):
             raise ExecError(
-                ARGV_INVALID,
+                codes.EXEC_ARGV_INVALID,
                 f"Argument {index} is a {type(arg).__name__}, not a string",
                 {"index": index},
             )
         if "\0" in arg:
-            raise ExecError(ARGV_INVALID, f"Argument {index} contains a NUL byte", {"index": index})
+            raise ExecError(
+                codes.EXEC_ARGV_INVALID, f"Argument {index} contains a NUL byte", {"index": index}
+            )
     if not out[0]:
-        raise ExecError(ARGV_INVALID, "The program name is empty")
+        raise ExecError(codes.EXEC_ARGV_INVALID, "The program name is empty")
     return out
 
 
@@ -51,13 +57,15 @@ def check_cwd(cwd: str | os.PathLike[str]) -> str:
     except TypeError:
         where = None
     if not isinstance(where, str) or not where or "\0" in where:
-        raise ExecError(CWD_INVALID, f"Working directory is invalid: {cwd!r}")
+        raise ExecError(codes.EXEC_CWD_INVALID, f"Working directory is invalid: {cwd!r}")
     where = os.path.abspath(where)
     if not os.path.exists(where):
-        raise ExecError(CWD_MISSING, f"Working directory does not exist: {where}", {"cwd": where})
+        raise ExecError(
+            codes.EXEC_CWD_MISSING, f"Working directory does not exist: {where}", {"cwd": where}
+        )
     if not os.path.isdir(where):
         raise ExecError(
-            CWD_INVALID, f"Working directory is not a directory: {where}", {"cwd": where}
+            codes.EXEC_CWD_INVALID, f"Working directory is not a directory: {where}", {"cwd": where}
         )
     return where
 
@@ -72,7 +80,9 @@ def resolve_executable(name: str, *, path: str | None, cwd: str) -> str:
     if "/" in name:
         candidate = os.path.join(cwd, name)
         if not os.path.exists(candidate):
-            raise ExecError(NOT_FOUND, f"Executable not found: {name}", {"program": name})
+            raise ExecError(
+                codes.EXEC_NOT_FOUND, f"Executable not found: {name}", {"program": name}
+            )
         if not _runnable(candidate):
             raise _not_executable(name, candidate)
         return candidate
@@ -87,7 +97,9 @@ def resolve_executable(name: str, *, path: str | None, cwd: str) -> str:
     if denied is not None:
         raise _not_executable(name, denied)
     raise ExecError(
-        NOT_FOUND, f"Executable not found on PATH: {name}", {"program": name, "path": search}
+        codes.EXEC_NOT_FOUND,
+        f"Executable not found on PATH: {name}",
+        {"program": name, "path": search},
     )
 
 
@@ -98,5 +110,7 @@ def _runnable(candidate: str) -> bool:
 def _not_executable(name: str, candidate: str) -> ExecError:
     why = "is a directory" if os.path.isdir(candidate) else "is not executable"
     return ExecError(
-        NOT_EXECUTABLE, f"`{name}` {why}: {candidate}", {"program": name, "file": candidate}
+        codes.EXEC_NOT_EXECUTABLE,
+        f"`{name}` {why}: {candidate}",
+        {"program": name, "file": candidate},
     )

@@ -1,41 +1,29 @@
-"""The stable error codes of the exec layer and the exception that carries them."""
+"""The exception of the exec layer, and which codes it carries (``codes.EXEC_*``, defined
+with every other code in :mod:`agent_graph.codes`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from .. import codes
 from ..errors import AgentGraphError
 
-# raised by run() before anything is started
-ARGV_INVALID = "exec-argv-invalid"
-ENV_INVALID = "exec-env-invalid"
-OPTION_INVALID = "exec-option-invalid"
-CWD_MISSING = "exec-cwd-missing"
-CWD_INVALID = "exec-cwd-invalid"
-NOT_FOUND = "exec-not-found"
-NOT_EXECUTABLE = "exec-not-executable"
-START_FAILED = "exec-start-failed"
-# raised by Completed.check() for a process that ran
-TIMEOUT = "exec-timeout"
-STDOUT_LIMIT = "exec-stdout-limit"
-STDERR_LIMIT = "exec-stderr-limit"
-SIGNALED = "exec-signal"
-FAILED = "exec-failed"
-
+#: Every code an :class:`ExecError` may carry: the first eight are raised by ``run()``
+#: before anything starts, the rest by ``Completed.check()`` for a process that ran.
 CODES = (
-    ARGV_INVALID,
-    ENV_INVALID,
-    OPTION_INVALID,
-    CWD_MISSING,
-    CWD_INVALID,
-    NOT_FOUND,
-    NOT_EXECUTABLE,
-    START_FAILED,
-    TIMEOUT,
-    STDOUT_LIMIT,
-    STDERR_LIMIT,
-    SIGNALED,
-    FAILED,
+    codes.EXEC_ARGV_INVALID,
+    codes.EXEC_ENV_INVALID,
+    codes.EXEC_OPTION_INVALID,
+    codes.EXEC_CWD_MISSING,
+    codes.EXEC_CWD_INVALID,
+    codes.EXEC_NOT_FOUND,
+    codes.EXEC_NOT_EXECUTABLE,
+    codes.EXEC_START_FAILED,
+    codes.EXEC_TIMEOUT,
+    codes.EXEC_STDOUT_LIMIT,
+    codes.EXEC_STDERR_LIMIT,
+    codes.EXEC_SIGNAL,
+    codes.EXEC_FAILED,
 )
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 
-from .codes import ENV_INVALID, ExecError
+from .. import codes
+from .codes import ExecError
 
 # What the reference materializer passes through from its parent (docs/resources.md).
 DEFAULT_ENV_NAMES = (
@@ -37,14 +38,15 @@ def check_env(env: Mapping[str, str]) -> dict[str, str]:
     """A copy of ``env``; names are non-empty strings without ``=`` or NUL, values strings
     without NUL (what ``execve`` can carry)."""
     if not isinstance(env, Mapping):
-        raise ExecError(ENV_INVALID, "The environment must be a mapping of strings")
+        raise ExecError(codes.EXEC_ENV_INVALID, "The environment must be a mapping of strings")
     out: dict[str, str] = {}
     for name, value in env.items():
         if not isinstance(name, str) or not name or "=" in name or "\0" in name:
-            raise ExecError(ENV_INVALID, f"Invalid environment variable name: {name!r}")
+            raise ExecError(codes.EXEC_ENV_INVALID, f"Invalid environment variable name: {name!r}")
         if not isinstance(value, str) or "\0" in value:
             raise ExecError(
-                ENV_INVALID, f"Environment variable `{name}` must be a string without NUL"
+                codes.EXEC_ENV_INVALID,
+                f"Environment variable `{name}` must be a string without NUL",
             )
         out[name] = value
     return out

@@ -30,16 +30,9 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 
+from .. import codes
 from .argv import check_argv, check_cwd, resolve_executable
-from .codes import (
-    CWD_INVALID,
-    CWD_MISSING,
-    NOT_EXECUTABLE,
-    NOT_FOUND,
-    OPTION_INVALID,
-    START_FAILED,
-    ExecError,
-)
+from .codes import ExecError
 from .environment import check_env
 from .group import signal_group, wait_group_gone
 from .pump import Pump, close_file
@@ -187,14 +180,18 @@ def _check_options(
 ) -> None:
     for name, limit in (("max_stdout", max_stdout), ("max_stderr", max_stderr)):
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-            raise ExecError(OPTION_INVALID, f"`{name}` must be a non-negative integer: {limit!r}")
+            raise ExecError(
+                codes.EXEC_OPTION_INVALID, f"`{name}` must be a non-negative integer: {limit!r}"
+            )
     for name, seconds, low in (("timeout_s", timeout_s, False), ("term_grace_s", grace, True)):
         valid = isinstance(seconds, int | float) and not isinstance(seconds, bool)
         if not valid or not math.isfinite(seconds) or seconds < 0 or (seconds == 0 and not low):
             what = "a non-negative" if low else "a positive"
-            raise ExecError(OPTION_INVALID, f"`{name}` must be {what} number: {seconds!r}")
+            raise ExecError(
+                codes.EXEC_OPTION_INVALID, f"`{name}` must be {what} number: {seconds!r}"
+            )
     if stdin is not None and not isinstance(stdin, bytes | bytearray | memoryview):
-        raise ExecError(OPTION_INVALID, "`stdin` must be bytes or None")
+        raise ExecError(codes.EXEC_OPTION_INVALID, "`stdin` must be bytes or None")
 
 
 def _start_error(exc: OSError, args: tuple[str, ...], where: str) -> ExecError:
@@ -204,10 +201,10 @@ def _start_error(exc: OSError, args: tuple[str, ...], where: str) -> ExecError:
     detail = {"argv": list(args), "cwd": where, "errno": exc.errno}
     reason = exc.strerror or str(exc)
     if exc.filename == where:
-        code = CWD_MISSING if exc.errno == errno.ENOENT else CWD_INVALID
+        code = codes.EXEC_CWD_MISSING if exc.errno == errno.ENOENT else codes.EXEC_CWD_INVALID
         return ExecError(code, f"Cannot enter working directory {where}: {reason}", detail)
     if exc.errno == errno.ENOENT:
-        return ExecError(NOT_FOUND, f"Executable not found: {program}", detail)
+        return ExecError(codes.EXEC_NOT_FOUND, f"Executable not found: {program}", detail)
     if exc.errno in (errno.EACCES, errno.EPERM, errno.ENOEXEC, errno.EISDIR):
-        return ExecError(NOT_EXECUTABLE, f"Cannot execute `{program}`: {reason}", detail)
-    return ExecError(START_FAILED, f"Cannot start `{program}`: {reason}", detail)
+        return ExecError(codes.EXEC_NOT_EXECUTABLE, f"Cannot execute `{program}`: {reason}", detail)
+    return ExecError(codes.EXEC_START_FAILED, f"Cannot start `{program}`: {reason}", detail)

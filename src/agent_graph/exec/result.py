@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .codes import FAILED, SIGNALED, STDERR_LIMIT, STDOUT_LIMIT, TIMEOUT, ExecError
+from .. import codes
+from .codes import ExecError
 
 Stream = Literal["stdout", "stderr"]
 
@@ -72,12 +73,16 @@ class Completed:
         detail: dict[str, object] = {"argv": list(self.argv), "cwd": self.cwd}
         if self.timed_out:
             raise ExecError(
-                TIMEOUT,
+                codes.EXEC_TIMEOUT,
                 f"`{program}` exceeded the {self.timeout_s:g} s timeout",
                 {**detail, "timeout_s": self.timeout_s},
             )
         if self.overflow is not None:
-            code = STDOUT_LIMIT if self.overflow.stream == "stdout" else STDERR_LIMIT
+            code = (
+                codes.EXEC_STDOUT_LIMIT
+                if self.overflow.stream == "stdout"
+                else codes.EXEC_STDERR_LIMIT
+            )
             raise ExecError(
                 code,
                 f"`{program}` exceeded the {self.overflow.limit} byte {self.overflow.stream} limit",
@@ -85,13 +90,13 @@ class Completed:
             )
         if self.signal is not None:
             raise ExecError(
-                SIGNALED,
+                codes.EXEC_SIGNAL,
                 f"`{program}` was killed by {self.signal_name}{_tail(self.stderr)}",
                 {**detail, "signal": self.signal},
             )
         if self.exit_code != 0:
             raise ExecError(
-                FAILED,
+                codes.EXEC_FAILED,
                 f"`{program}` exited with {self.exit_code}{_tail(self.stderr)}",
                 {**detail, "exitCode": self.exit_code},
             )

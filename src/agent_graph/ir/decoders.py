@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
+from .. import codes
 from ..errors import AgentGraphError
 from ..frozen import compile_cached as _compile
 from . import records as r
@@ -29,7 +30,7 @@ Checker = Callable[[Any], None]
 
 
 def corrupt(message: str) -> AgentGraphError:
-    return AgentGraphError("ir-corrupt", f"Compiled IR is damaged: {message}")
+    return AgentGraphError(codes.IR_CORRUPT, f"Compiled IR is damaged: {message}")
 
 
 def _bad(message: str) -> NoReturn:

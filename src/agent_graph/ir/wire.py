@@ -26,6 +26,7 @@ from typing import Any, Final, Generic, TypeVar
 
 import msgpack
 
+from .. import codes
 from ..collector import collector_paused
 from ..errors import AgentGraphError
 from .decoders import (
@@ -229,7 +230,7 @@ def _checked_body(records: RecordSet[Any], data: bytes, expected_digest: str | N
         raise corrupt(f"missing the {records.magic} header")
     if type(outer[1]) is not int or outer[1] != records.version:
         raise AgentGraphError(
-            "ir-version-unsupported",
+            codes.IR_VERSION_UNSUPPORTED,
             f"Compiled IR format {outer[1]!r} is not supported "
             f"(this build reads {records.version}); {records.rebuild}",
         )

@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .. import codes
 from ..canonical import digest_bytes, digest_text
 from ..documents.files import write_atomic
 from ..errors import AgentGraphError
@@ -48,7 +49,7 @@ def content_of(output: bytes, media_type: str) -> tuple[bytes, str]:
 
 def _failed(target: Path, exc: OSError) -> AgentGraphError:
     return AgentGraphError(
-        "materializer-cache-failed", f"Cannot write the materialization cache {target}: {exc}"
+        codes.MATERIALIZER_CACHE_FAILED, f"Cannot write the materialization cache {target}: {exc}"
     )
 
 
@@ -63,7 +64,8 @@ def store(cache: Path, media_type: str, output: bytes, receipt: dict[str, Any]) 
     text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     if cache.exists() and not cache.is_dir():
         raise AgentGraphError(
-            "materializer-cache-failed", f"The materialization cache is not a directory: {cache}"
+            codes.MATERIALIZER_CACHE_FAILED,
+            f"The materialization cache is not a directory: {cache}",
         )
     existed = target.exists()
     try:

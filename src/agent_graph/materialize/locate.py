@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 
+from .. import codes
 from ..errors import AgentGraphError
 from ..ir import records as r
 from ..vm import Program
@@ -19,13 +20,15 @@ def _relative(program: Program, reference: str) -> str:
     ``resolveContainedPath``): absolute → ``absolute-path-forbidden``; escaping the root
     → ``path-outside-provider``."""
     if os.path.isabs(reference) or _DRIVE.match(reference) or reference.startswith("\\"):
-        raise AgentGraphError("absolute-path-forbidden", f"{LABEL} must be relative: {reference}")
+        raise AgentGraphError(
+            codes.ABSOLUTE_PATH_FORBIDDEN, f"{LABEL} must be relative: {reference}"
+        )
     root = str(program.root)
     rel = os.path.relpath(os.path.normpath(os.path.join(root, reference)), root)
     rel = rel.replace("\\", "/")
     if rel == ".." or rel.startswith("../") or os.path.isabs(rel):
         raise AgentGraphError(
-            "path-outside-provider", f"{LABEL} escapes the provider root: {reference}"
+            codes.PATH_OUTSIDE_PROVIDER, f"{LABEL} escapes the provider root: {reference}"
         )
     return rel
 
@@ -36,7 +39,7 @@ def find_resource(program: Program, id_or_path: str) -> r.Resource:
     A static descriptor's content file is not a key."""
     if not isinstance(id_or_path, str) or not id_or_path:
         raise AgentGraphError(
-            "resource-missing", f"Provider {program.provider_id} has no resource {id_or_path!r}"
+            codes.RESOURCE_MISSING, f"Provider {program.provider_id} has no resource {id_or_path!r}"
         )
     resources = program.ir.resources
     for resource in resources:
@@ -47,7 +50,7 @@ def find_resource(program: Program, id_or_path: str) -> r.Resource:
         if resource.path == rel:
             return resource
     raise AgentGraphError(
-        "resource-missing", f"Provider {program.provider_id} has no resource {id_or_path}"
+        codes.RESOURCE_MISSING, f"Provider {program.provider_id} has no resource {id_or_path}"
     )
 
 

@@ -41,10 +41,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import codes
 from ..canonical import js_number
 from ..errors import AgentGraphError, Diagnostic
 from ..exec import ExecError, minimal_env, run, shell_argv
-from ..exec import codes as exec_codes
 from ..ir import records as r
 from ..vm import Program
 from ..vm.locations import GRAPH_ACTION_LOCATION, HostActionLocation, locate_resource
@@ -113,7 +113,7 @@ def js_json(value: Any) -> str:
     if isinstance(value, list | tuple):
         return "[" + ",".join(js_json(x) for x in value) + "]"
     raise AgentGraphError(
-        "materializer-option-invalid", f"input must be JSON, not {type(value).__name__}"
+        codes.MATERIALIZER_OPTION_INVALID, f"input must be JSON, not {type(value).__name__}"
     )
 
 
@@ -121,7 +121,7 @@ def _positive(value: Any, name: str) -> int:
     valid = isinstance(value, int) and not isinstance(value, bool)
     if not valid or value <= 0 or value > MAX_SAFE_INTEGER:
         raise AgentGraphError(
-            "materializer-option-invalid", f"{name} must be a positive integer: {value}"
+            codes.MATERIALIZER_OPTION_INVALID, f"{name} must be a positive integer: {value}"
         )
     result: int = value
     return result
@@ -142,7 +142,8 @@ def _argv(program: Program, action: r.Action) -> tuple[str, ...]:
     if action.runner == "script" and action.entry is not None and action.runtime in RUNTIMES:
         return (RUNTIMES[action.runtime], str(program.root / action.entry), *action.args)
     raise AgentGraphError(
-        "materializer-runner-invalid", f"Materializer {action.id} must use command or script runner"
+        codes.MATERIALIZER_RUNNER_INVALID,
+        f"Materializer {action.id} must use command or script runner",
     )
 
 
@@ -156,7 +157,7 @@ def _materializer(program: Program, resource: r.Resource) -> r.Action:
             "the host materializes it, not agc"
         )
         raise _fail(
-            "materializer-host-required",
+            codes.MATERIALIZER_HOST_REQUIRED,
             message,
             path=resource.path,
             location=located.to_dict(),
@@ -164,39 +165,40 @@ def _materializer(program: Program, resource: r.Resource) -> r.Action:
         )
     if resource.protocol not in (r.GRAPH_ACTION, r.LEGACY_VIEW):
         raise AgentGraphError(
-            "resource-static", f"Resource {resource.id} is static and does not need materialization"
+            codes.RESOURCE_STATIC,
+            f"Resource {resource.id} is static and does not need materialization",
         )
     actions = program.ir.actions
     if not 0 <= resource.materializer < len(actions):
         raise AgentGraphError(
-            "materializer-missing", f"Resource {resource.id} references missing materializer"
+            codes.MATERIALIZER_MISSING, f"Resource {resource.id} references missing materializer"
         )
     action = actions[resource.materializer]
     if action.effect != "read":
         raise AgentGraphError(
-            "materializer-effect-invalid", f"Materializer {action.id} must be read-only"
+            codes.MATERIALIZER_EFFECT_INVALID, f"Materializer {action.id} must be read-only"
         )
     return action
 
 
 def _start_error(action: r.Action, argv: tuple[str, ...], exc: ExecError) -> AgentGraphError:
     detail = {"exec": exc.code, **exc.detail}
-    if exc.code in (exec_codes.NOT_FOUND, exec_codes.NOT_EXECUTABLE):
+    if exc.code in (codes.EXEC_NOT_FOUND, codes.EXEC_NOT_EXECUTABLE):
         return _fail(
-            "materializer-runtime-missing",
+            codes.MATERIALIZER_RUNTIME_MISSING,
             f"Materializer {action.id} cannot start {argv[0]}: {exc.message}",
             **detail,
         )
-    if exc.code in (exec_codes.CWD_MISSING, exec_codes.CWD_INVALID):
+    if exc.code in (codes.EXEC_CWD_MISSING, codes.EXEC_CWD_INVALID):
         return _fail(
-            "materializer-workspace-missing",
+            codes.MATERIALIZER_WORKSPACE_MISSING,
             f"Materializer {action.id} cannot run in its working directory: {exc.message}",
             **detail,
         )
-    if exc.code == exec_codes.ENV_INVALID:
-        return _fail("materializer-option-invalid", exc.message, **detail)
+    if exc.code == codes.EXEC_ENV_INVALID:
+        return _fail(codes.MATERIALIZER_OPTION_INVALID, exc.message, **detail)
     return _fail(
-        "materializer-start-failed",
+        codes.MATERIALIZER_START_FAILED,
         f"Materializer {action.id} cannot start: {exc.message}",
         **detail,
     )
@@ -238,16 +240,17 @@ def _capture(
         raise _start_error(action, argv, exc) from None
     if done.timed_out:
         raise AgentGraphError(
-            "materializer-timeout", f"Materializer {action.id} exceeded the {timeout_ms}ms timeout"
+            codes.MATERIALIZER_TIMEOUT,
+            f"Materializer {action.id} exceeded the {timeout_ms}ms timeout",
         )
     if done.overflow is not None:
         if done.overflow.stream == "stdout":
             raise AgentGraphError(
-                "materializer-output-limit",
+                codes.MATERIALIZER_OUTPUT_LIMIT,
                 f"Materializer {action.id} exceeded the {max_output} byte stdout limit",
             )
         raise AgentGraphError(
-            "materializer-error-limit",
+            codes.MATERIALIZER_ERROR_LIMIT,
             f"Materializer {action.id} exceeded the {max_error} byte stderr limit",
         )
     if done.exit_code != 0:
@@ -257,7 +260,7 @@ def _capture(
         if done.signal is not None:
             detail["signal"] = done.signal_name
         raise _fail(
-            "materializer-failed",
+            codes.MATERIALIZER_FAILED,
             f"Materializer {action.id} exited with {code}: {stderr}",
             **detail,
         )
@@ -281,7 +284,7 @@ def materialize(
     its stdout (see the module's docstring for every check and code)."""
     if not isinstance(revision, str) or not _REVISION.fullmatch(revision):
         raise AgentGraphError(
-            "revision-invalid", f"Dynamic resource revision is invalid: {revision}"
+            codes.REVISION_INVALID, f"Dynamic resource revision is invalid: {revision}"
         )
     resource = find_resource(program, id_or_path)
     action = _materializer(program, resource)

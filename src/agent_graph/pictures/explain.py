@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Final
 
+from .. import codes
 from ..ir import records as r
 from .provider import outcome_names
 
@@ -90,7 +91,7 @@ class _Explainer:
         if how.kind == "entry":
             reasons.append(
                 _reason(
-                    "explain-entry",
+                    codes.EXPLAIN_ENTRY,
                     f"`{node.id}` is where entry `{frame.entry}` of graph `{graph.id}` starts",
                     entry=frame.entry,
                 )
@@ -100,7 +101,7 @@ class _Explainer:
             source = graph.nodes[graph.edges[e].source].id
             reasons.append(
                 _reason(
-                    "explain-repeat-reached",
+                    codes.EXPLAIN_REPEAT_REACHED,
                     f"reached by the repeat {_edge_text(graph, e)}: `{source}` was "
                     f"{how.source_outcomes[0]}",
                     edge=_edge_data(graph, e),
@@ -112,7 +113,7 @@ class _Explainer:
                 source = graph.nodes[graph.edges[e].source].id
                 reasons.append(
                     _reason(
-                        "explain-edge",
+                        codes.EXPLAIN_EDGE,
                         f"reached over {_edge_text(graph, e)}: `{source}` is {outcome}"
                         + (f" (join {join})" if len(node.incoming) > 1 else ""),
                         edge=_edge_data(graph, e),
@@ -133,7 +134,7 @@ class _Explainer:
             failed = [c for c in checks if not c.passed]
             return [
                 _reason(
-                    "explain-requires-failed",
+                    codes.EXPLAIN_REQUIRES_FAILED,
                     f"`{node.id}` is blocked: requiresFacts {check_text(c)}, but {actual_text(c)}",
                     fact=check_data(c),
                 )
@@ -143,7 +144,7 @@ class _Explainer:
             texts = "; ".join(f"{check_text(c)} ({actual_text(c)})" for c in checks)
             return [
                 _reason(
-                    "explain-requires-met",
+                    codes.EXPLAIN_REQUIRES_MET,
                     f"requiresFacts hold: {texts}",
                     facts=[check_data(c) for c in checks],
                 )
@@ -152,7 +153,7 @@ class _Explainer:
             texts = "; ".join(f"{check_text(c)} ({actual_text(c)})" for c in checks)
             return [
                 _reason(
-                    "explain-satisfied",
+                    codes.EXPLAIN_SATISFIED,
                     f"completed because satisfiedBy holds: {texts}; a recorded outcome "
                     "does not matter then",
                     facts=[check_data(c) for c in checks],
@@ -162,7 +163,7 @@ class _Explainer:
             failed = [c for c in checks if not c.passed]
             return [
                 _reason(
-                    "explain-unverified",
+                    codes.EXPLAIN_UNVERIFIED,
                     f"recorded completed under `{key}`, but satisfiedBy {check_text(c)} "
                     f"fails ({actual_text(c)}): the record is not proof, so it is unverified",
                     fact=check_data(c),
@@ -173,7 +174,7 @@ class _Explainer:
         if kind == "recorded":
             return [
                 _reason(
-                    "explain-recorded",
+                    codes.EXPLAIN_RECORDED,
                     f"recorded outcome {step.outcome} under `{key}`",
                     stateKey=key,
                     recorded=step.outcome,
@@ -182,7 +183,7 @@ class _Explainer:
         if kind == "terminal":
             return [
                 _reason(
-                    "explain-terminal",
+                    codes.EXPLAIN_TERMINAL,
                     f"terminal: its terminalOutcome is {step.outcome}",
                     outcome=step.outcome,
                 )
@@ -196,7 +197,7 @@ class _Explainer:
                 )
             return [
                 _reason(
-                    "explain-no-record",
+                    codes.EXPLAIN_NO_RECORD,
                     f"no outcome is recorded under `{key}`{extra}",
                     stateKey=key,
                     facts=[check_data(c) for c in checks],
@@ -207,7 +208,7 @@ class _Explainer:
             status = child.status + (f" ({child.outcome})" if child.outcome else "")
             return [
                 _reason(
-                    "explain-subgraph",
+                    codes.EXPLAIN_SUBGRAPH,
                     f"calls `{child.graph.id}#{child.entry}`; that frame is {status}, so "
                     f"this node is {step.outcome}",
                     frame=child.key,
@@ -219,7 +220,7 @@ class _Explainer:
             source = graph.nodes[graph.edges[step.edge].source].id
             return [
                 _reason(
-                    "explain-repeat-reset",
+                    codes.EXPLAIN_REPEAT_RESET,
                     f"reset to pending by the repeat {_edge_text(graph, step.edge)} "
                     f"(`{source}` is {step.source_outcome}); it was {step.previous}",
                     edge=_edge_data(graph, step.edge),
@@ -247,7 +248,7 @@ class _Explainer:
             )
             return [
                 _reason(
-                    "explain-not-offered",
+                    codes.EXPLAIN_NOT_OFFERED,
                     f"pending, but not offered: {why}",
                     frame=settled.key,
                     frameStatus=settled.status,
@@ -272,7 +273,7 @@ class _Explainer:
                 f"`{before.node.id}` ({_why(before, mine)})"
             )
         return _reason(
-            "explain-candidate",
+            codes.EXPLAIN_CANDIDATE,
             message,
             rank=rank + 1,
             routeId=mine.route_id,
@@ -292,7 +293,7 @@ class _Explainer:
             starts = [name for name, start in graph.entrypoints if start == index]
             if starts:
                 why += f" (it starts entry {', '.join(f'`{n}`' for n in starts)})"
-            return [_reason("explain-unreached", f"not reached: {why}")]
+            return [_reason(codes.EXPLAIN_UNREACHED, f"not reached: {why}")]
         parts = []
         edges = []
         for e in node.incoming:
@@ -312,7 +313,7 @@ class _Explainer:
         rule = f"join {join} needs {need}; " if len(parts) > 1 else "its one incoming "
         return [
             _reason(
-                "explain-join-unmet",
+                codes.EXPLAIN_JOIN_UNMET,
                 f"not reached: {rule}" + "; ".join(parts),
                 join=join,
                 edges=edges,

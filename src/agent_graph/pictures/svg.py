@@ -13,6 +13,7 @@ import os
 import shutil
 from typing import Final
 
+from .. import codes
 from ..errors import AgentGraphError
 from ..exec import ExecError
 
@@ -34,7 +35,7 @@ def find_dot() -> str:
     if found is None:
         where = f"${DOT_VARIABLE}={named}" if os.environ.get(DOT_VARIABLE) else "PATH"
         raise AgentGraphError(
-            "graphviz-missing",
+            codes.GRAPHVIZ_MISSING,
             f"SVG needs Graphviz's dot, which is not on {where}: {INSTALL_HINT}",
         )
     return found
@@ -59,10 +60,12 @@ def to_svg(dot_text: str, timeout_s: float | None = None) -> bytes:
             stdin=dot_text.encode("utf-8"),
         )
     except ExecError as error:  # exists but cannot start (permissions, format …)
-        raise AgentGraphError("graphviz-failed", f"Graphviz dot did not start: {error}") from None
+        raise AgentGraphError(
+            codes.GRAPHVIZ_FAILED, f"Graphviz dot did not start: {error}"
+        ) from None
     if completed.timed_out:
         raise AgentGraphError(
-            "graphviz-timeout",
+            codes.GRAPHVIZ_TIMEOUT,
             f"Graphviz dot took longer than {timeout_s:g} s; the graph is too large to lay "
             "out as SVG: use --format dot or mermaid",
         )
@@ -74,5 +77,5 @@ def to_svg(dot_text: str, timeout_s: float | None = None) -> bytes:
             else (completed.signal_name or "killed (output too large)")
         )
         said = f": {reason[0]}" if reason else ""
-        raise AgentGraphError("graphviz-failed", f"Graphviz dot failed ({how}){said}")
+        raise AgentGraphError(codes.GRAPHVIZ_FAILED, f"Graphviz dot failed ({how}){said}")
     return completed.stdout

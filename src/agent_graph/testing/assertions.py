@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .. import codes
 from ..canonical import stable_stringify
 from ..errors import AgentGraphError
 from .discovery import GraphTestCase
@@ -154,7 +155,7 @@ def _compare(
 
 def _located(case: GraphTestCase, error: AgentGraphError, pointer: str) -> AgentGraphError:
     """The same error, with a diagnostic pointing at the case that caused it."""
-    if error.code == "graph-missing":
+    if error.code == codes.GRAPH_MISSING:
         pointer = "/graph"
     note = case.diagnostic(error.code, f"{error.message} (graph test {case.name!r})", pointer)
     return AgentGraphError(error.code, error.message, [*error.diagnostics, note])
@@ -179,9 +180,9 @@ def check_case(program: Program, case: GraphTestCase) -> tuple[Failure, ...]:
     )
     failures: list[Failure] = []
     _compare(case, EVALUATION_KEYS, _evaluation_values(evaluation), failures)
-    codes = {diagnostic.code for diagnostic in evaluation.diagnostics}
+    reported = {diagnostic.code for diagnostic in evaluation.diagnostics}
     for index, code in enumerate(case.expect.get("diagnosticsInclude", ())):
-        if code not in codes:
+        if code not in reported:
             pointer = f"/expect/diagnosticsInclude/{index}"
             line, column = case.position(pointer)
             received = [diagnostic.code for diagnostic in evaluation.diagnostics]

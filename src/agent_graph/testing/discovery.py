@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import codes
 from ..documents.sourcemap import SourceMap
 from ..errors import AgentGraphError, Diagnostic
 
@@ -36,7 +37,7 @@ def _walk(directory: Path, found: list[Path]) -> None:
             entries = {entry.name: entry for entry in listing}
     except OSError as error:
         raise AgentGraphError(
-            "file-read-failed", f"Cannot read {directory}: {error.strerror or error}"
+            codes.FILE_READ_FAILED, f"Cannot read {directory}: {error.strerror or error}"
         ) from None
     for name in locale_sorted(entries):
         entry = entries[name]
@@ -60,19 +61,20 @@ def discover(path: str | os.PathLike[str] = "tests") -> list[Path]:
         info = os.stat(absolute)
     except (OSError, ValueError):
         raise AgentGraphError(
-            "test-path-missing", f"Graph test path does not exist: {absolute}"
+            codes.TEST_PATH_MISSING, f"Graph test path does not exist: {absolute}"
         ) from None
     if stat.S_ISREG(info.st_mode):
         return [absolute]
     if not stat.S_ISDIR(info.st_mode):
         raise AgentGraphError(
-            "test-path-invalid", f"Graph test path is neither a file nor a directory: {absolute}"
+            codes.TEST_PATH_INVALID,
+            f"Graph test path is neither a file nor a directory: {absolute}",
         )
     found: list[Path] = []
     _walk(absolute, found)
     if not found:
         raise AgentGraphError(
-            "test-cases-empty", f"No YAML or JSON graph test cases found: {absolute}"
+            codes.TEST_CASES_EMPTY, f"No YAML or JSON graph test cases found: {absolute}"
         )
     return found
 

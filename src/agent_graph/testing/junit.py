@@ -21,6 +21,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from .. import codes
 from ..documents.files import write_atomic
 from ..documents.paths import display_path
 from ..errors import AgentGraphError
@@ -115,7 +116,7 @@ def is_report(head: bytes, tail: bytes) -> bool:
 
 def _refuse(target: Path, why: str) -> AgentGraphError:
     return AgentGraphError(
-        "junit-target-exists",
+        codes.JUNIT_TARGET_EXISTS,
         f"Refusing to replace {target}: {why}; choose another report path",
     )
 
@@ -207,7 +208,7 @@ def write_junit(
         )
     except OSError as error:
         raise AgentGraphError(
-            "file-write-failed", f"Cannot write {target}: {error.strerror or error}"
+            codes.FILE_WRITE_FAILED, f"Cannot write {target}: {error.strerror or error}"
         ) from None
     return target
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import codes
 from ..documents.paths import display_path
 from ..errors import AgentGraphError, Diagnostic
 from .assertions import NO_PRIMARY_ROUTE, Failure, check_case, show
@@ -133,7 +134,7 @@ def iter_results(
         yield run_or_error(program, case)
     if keyword is not None and not reported:
         raise AgentGraphError(
-            "test-cases-empty",
+            codes.TEST_CASES_EMPTY,
             f"No graph test case name matches -k {keyword!r}: {_absolute(path)}",
         )
 

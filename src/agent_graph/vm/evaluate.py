@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Final, cast
 
+from .. import codes
 from ..canonical import (
     canonical_string_parts,
     canonical_strings,
@@ -355,12 +356,12 @@ class Evaluator:
         """The error result of a frame that cannot start (recursion, unknown entry)."""
         if graph.id in active:
             message = f"Runtime graph recursion detected: {' -> '.join((*active_ids, graph.id))}"
-            return FrameResult("error", diagnostics=[Diagnostic("graph-recursion", message)])
+            return FrameResult("error", diagnostics=[Diagnostic(codes.GRAPH_RECURSION, message)])
         for name, _ in graph.entrypoints:
             if name == entry:
                 return None
         message = f"Graph {graph.id} has no entry {entry}"
-        return FrameResult("error", diagnostics=[Diagnostic("entry-missing", message)])
+        return FrameResult("error", diagnostics=[Diagnostic(codes.ENTRY_MISSING, message)])
 
 
 def _entry_node(graph: r.Graph, entry: str) -> int:
@@ -444,7 +445,7 @@ class _Frame:
             return False
         self.diagnostics.append(
             Diagnostic(
-                "required-fact-missing",
+                codes.REQUIRED_FACT_MISSING,
                 f"Node {self.graph.id}/{node.id} requires facts that are not satisfied",
                 path=self.ev.graph_path(self.graph),
             )
@@ -590,7 +591,7 @@ class _Frame:
             ordered = sorted(conflicting)
             self.diagnostics.append(
                 Diagnostic(
-                    "terminal-outcome-ambiguous",
+                    codes.TERMINAL_OUTCOME_AMBIGUOUS,
                     f"Graph {graph.id} reached terminals with conflicting outcomes: "
                     + ", ".join(ordered),
                     path=ev.graph_path(graph),
@@ -612,7 +613,7 @@ class _Frame:
         if not self.diagnostics:
             self.diagnostics.append(
                 Diagnostic(
-                    "no-route",
+                    codes.NO_ROUTE,
                     f"Graph {graph.id} cannot reach a terminal or actionable node "
                     f"from entry {entry}",
                 )
@@ -625,7 +626,7 @@ Evaluator.frame_type = _Frame
 
 # -- outcome keys that name nothing ------------------------------------------------------
 
-OUTCOME_KEY_UNKNOWN: Final = "outcome-key-unknown"
+OUTCOME_KEY_UNKNOWN: Final = codes.OUTCOME_KEY_UNKNOWN
 #: Known keys gathered for a "did you mean" (a deep call tree is not walked further).
 _MAX_SUGGESTION_KEYS: Final = 10_000
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
+from .. import codes
 from ..canonical import digest_value, is_digest, is_identifier
 from ..errors import AgentGraphError, Diagnostic
 from ..ir import records as r
@@ -200,13 +201,13 @@ def with_read_state(location: Location, receipts: tuple[Receipt, ...]) -> Locati
 # -- host-action results (docs/host-actions.md, steps 4-7) -----------------------------------------
 
 
-def _invalid(message: str, pointer: str, code: str = "host-action-result-invalid") -> NoReturn:
+def _invalid(message: str, pointer: str, code: str = codes.HOST_ACTION_RESULT_INVALID) -> NoReturn:
     diagnostic = Diagnostic(code, message, pointer=pointer, detail={"member": pointer})
     raise AgentGraphError(code, message, [diagnostic])
 
 
 def _location_from_dict(value: Mapping[str, Any]) -> HostActionLocation:
-    code = "host-action-location-invalid"
+    code = codes.HOST_ACTION_LOCATION_INVALID
     if value.get("schema") != HOST_ACTION_LOCATION:
         _invalid(f"Location must declare schema {HOST_ACTION_LOCATION}", "/schema", code)
     materialize = value.get("materialize")
@@ -245,7 +246,7 @@ def _host_location(location: HostActionLocation | Mapping[str, Any]) -> HostActi
         return location
     if isinstance(location, Mapping):
         return _location_from_dict(location)
-    _invalid("Location must be a host-action location", "", "host-action-location-invalid")
+    _invalid("Location must be a host-action location", "", codes.HOST_ACTION_LOCATION_INVALID)
 
 
 def host_action_input_digest(location: HostActionLocation | Mapping[str, Any]) -> str:

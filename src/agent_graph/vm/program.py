@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import codes
 from ..canonical import is_digest
 from ..errors import AgentGraphError, Diagnostic
 from ..frozen import field, record
@@ -156,7 +157,7 @@ class Program:
 
     def _graph_missing(self, graph_id: str) -> AgentGraphError:
         return AgentGraphError(
-            "graph-missing", f"Provider {self.ir.provider_id} has no graph {graph_id}"
+            codes.GRAPH_MISSING, f"Provider {self.ir.provider_id} has no graph {graph_id}"
         )
 
     @property
@@ -177,7 +178,7 @@ class Program:
         entry = next((e for e in self.codes() if e.code == code), None)
         if entry is None:
             raise AgentGraphError(
-                "code-missing",
+                codes.CODE_MISSING,
                 f"Provider {self.ir.provider_id} has no catalog entry for {code}",
             )
         document = None
@@ -221,7 +222,7 @@ class Program:
             diagnostics = list(diagnostics)
             diagnostics.append(
                 Diagnostic(
-                    "route-alternatives-truncated",
+                    codes.ROUTE_ALTERNATIVES_TRUNCATED,
                     f"Evaluation returned {MAX_ALTERNATIVE_ROUTES} of {alternatives} "
                     "alternative routes",
                     "info",
@@ -264,19 +265,20 @@ class Program:
 
         if revision is not None and not is_digest(revision):
             raise AgentGraphError(
-                "revision-invalid", f"Revision must be sha256: plus 64 hex digits, got {revision!r}"
+                codes.REVISION_INVALID,
+                f"Revision must be sha256: plus 64 hex digits, got {revision!r}",
             )
         normalized = normalize(state)
         evaluation = self._evaluate(graph, entry, normalized)
         if revision is not None and revision != evaluation.revision:
             raise AgentGraphError(
-                "route-revision-stale",
+                codes.ROUTE_REVISION_STALE,
                 f"Expected revision {revision}, current revision is {evaluation.revision}",
             )
         candidate = next((c for c in evaluation.candidates if c.route_id == route_id), None)
         if candidate is None:
             raise AgentGraphError(
-                "route-stale",
+                codes.ROUTE_STALE,
                 f"Route {route_id} is not available at revision {evaluation.revision}",
             )
         if (
@@ -284,7 +286,7 @@ class Program:
             and normalized.receipts_provider != self.ir.provider_id
         ):
             raise AgentGraphError(
-                "resource-receipts-provider-mismatch",
+                codes.RESOURCE_RECEIPTS_PROVIDER_MISMATCH,
                 f"Resource receipts target Provider {normalized.receipts_provider}, "
                 f"current Provider is {self.ir.provider_id}",
             )

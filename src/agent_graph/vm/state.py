@@ -16,6 +16,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from .. import codes
 from ..canonical import (
     NotPlainJson,
     canonical_text,
@@ -64,7 +65,7 @@ class Normalized:
     workspace: str | None
 
 
-def check_json(value: Any, where: str, code: str = "facts-invalid") -> None:
+def check_json(value: Any, where: str, code: str = codes.FACTS_INVALID) -> None:
     """``value`` must be plain JSON data: no NaN/Infinity, string keys only, no objects,
     and no container inside itself (shared, non-circular parts are fine)."""
     if type(value) is dict and not value:
@@ -108,10 +109,12 @@ def _outcome(key: str, value: Any) -> Outcome:
         return value  # type: ignore[return-value]  # the common case, checked
     outcome = value.get("outcome") if isinstance(value, Mapping) else value
     if isinstance(value, Mapping) and "outcome" not in value:
-        raise AgentGraphError("outcome-invalid", f"Outcome record for {key} has no outcome member")
+        raise AgentGraphError(
+            codes.OUTCOME_INVALID, f"Outcome record for {key} has no outcome member"
+        )
     if not is_outcome(outcome):
         raise AgentGraphError(
-            "outcome-invalid",
+            codes.OUTCOME_INVALID,
             f"Outcome for {key} is invalid: {outcome!r} (expected one of {', '.join(OUTCOMES)})",
         )
     return outcome
@@ -119,7 +122,7 @@ def _outcome(key: str, value: Any) -> Outcome:
 
 def _receipts(value: Mapping[str, Any]) -> tuple[str, tuple[Receipt, ...]]:
     def bad(message: str) -> AgentGraphError:
-        return AgentGraphError("resource-receipts-invalid", f"Resource receipts {message}")
+        return AgentGraphError(codes.RESOURCE_RECEIPTS_INVALID, f"Resource receipts {message}")
 
     if not isinstance(value, Mapping):
         raise bad("must be an object")
@@ -211,7 +214,7 @@ def normalize(state: RoutingState | Mapping[str, Any] | None) -> Normalized:
         if not _MEMBERS.issuperset(state):
             unknown = set(state) - _MEMBERS
             raise AgentGraphError(
-                "state-invalid", f"Unknown routing state members: {', '.join(sorted(unknown))}"
+                codes.STATE_INVALID, f"Unknown routing state members: {', '.join(sorted(unknown))}"
             )
         # read as RoutingState(**state) would hold them, without building one per call
         get = state.get
@@ -223,16 +226,16 @@ def normalize(state: RoutingState | Mapping[str, Any] | None) -> Normalized:
     if facts is None:
         facts = {}
     elif type(facts) is not dict and not isinstance(facts, Mapping):
-        raise AgentGraphError("json-object-required", "facts must be a JSON object")
+        raise AgentGraphError(codes.JSON_OBJECT_REQUIRED, "facts must be a JSON object")
     facts = dict(facts)
     facts_text = _facts_text(facts)
     if outcomes is None:
         outcomes = {}
     elif type(outcomes) is not dict and not isinstance(outcomes, Mapping):
-        raise AgentGraphError("json-object-required", "outcomes must be a JSON object")
+        raise AgentGraphError(codes.JSON_OBJECT_REQUIRED, "outcomes must be a JSON object")
     if authorities:
         if isinstance(authorities, str) or not all(isinstance(a, str) for a in authorities):
-            raise AgentGraphError("authority-invalid", "authorities must be a list of strings")
+            raise AgentGraphError(codes.AUTHORITY_INVALID, "authorities must be a list of strings")
         authorities = tuple(js_sorted(list(set(authorities))))
     else:
         authorities = ()

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
+from ... import codes
 from ...ir import flow_records as ir
 from . import templates
 from .findings import Findings
@@ -120,7 +121,7 @@ def _agent(action: Action, block: _Block, files: PackageFiles, findings: Finding
         line, column = block.at(target_at)
         if _ABSOLUTE.match(target):
             findings.warning(
-                "flow-absolute-path",
+                codes.FLOW_ABSOLUTE_PATH,
                 f"link target {target!r} is a machine-specific absolute path",
                 line,
                 column,
@@ -163,7 +164,7 @@ def _json_object(
         line, column = block.at(found.offset)
         if found.ref is None and not found.in_string:
             findings.error(
-                "flow-outcome-outside-string",
+                codes.FLOW_OUTCOME_OUTSIDE_STRING,
                 f"{{outcome}} in a {what} block must be inside a JSON string, "
                 'as in "task": "{outcome}"',
                 line,
@@ -172,7 +173,7 @@ def _json_object(
         elif found.ref is not None and (found.in_string or not found.standalone):
             where = "inside a JSON string" if found.in_string else "joined to other text"
             findings.error(
-                "flow-branch-ref-not-standalone",
+                codes.FLOW_BRANCH_REF_NOT_STANDALONE,
                 f"{{{found.ref}.outcome}} is {where}; it must be a whole JSON value, "
                 f'as in "{found.ref}": {{{found.ref}.outcome}}',
                 line,
@@ -188,10 +189,10 @@ def _json_object(
         member = _member_at(lexed.keys, offset)
         stdin = _top_key(lexed, "stdin")
         stdin_constant = member == "stdin" and stdin is not None and _only_constants(lexed.text)
-        if code == "flow-command-json-invalid" and stdin is not None and stdin_constant:
+        if code == codes.FLOW_COMMAND_JSON_INVALID and stdin is not None and stdin_constant:
             # JSON but for a NaN / Infinity in stdin (A.41, C.27): said at the stdin member
             findings.error(
-                "flow-command-stdin-invalid",
+                codes.FLOW_COMMAND_STDIN_INVALID,
                 f"stdin is not valid JSON: {error.message} (NaN and Infinity are not JSON)",
                 *block.at(stdin.offset),
             )
@@ -206,9 +207,9 @@ def _json_object(
     for duplicate in lexed.duplicates:
         line, column = block.at(duplicate.offset)
         inside_stdin = duplicate.depth > 1 and _member_at(lexed.keys, duplicate.offset) == "stdin"
-        if inside_stdin and stdin_key is not None and code == "flow-command-json-invalid":
+        if inside_stdin and stdin_key is not None and code == codes.FLOW_COMMAND_JSON_INVALID:
             findings.error(
-                "flow-command-stdin-invalid",
+                codes.FLOW_COMMAND_STDIN_INVALID,
                 f"stdin is not valid JSON: member {duplicate.name!r} appears twice in one object",
                 line,
                 column,
@@ -277,7 +278,7 @@ def _branch_uses(action: Action, block: _Block, lexed: templates.Lexed) -> None:
 def _command(
     action: Action, block: _Block, files: PackageFiles, findings: Findings, strict: bool
 ) -> None:
-    parsed = _json_object(action, block, findings, "flow-command-json-invalid", "command")
+    parsed = _json_object(action, block, findings, codes.FLOW_COMMAND_JSON_INVALID, "command")
     if parsed is None:
         action.valid = False
         _branch_uses(action, block, templates.lex(action.fence.body))
@@ -295,7 +296,7 @@ def _command(
             if key.depth == 1 and key.name not in COMMAND_KEYS:
                 line, column = block.at(key.offset)
                 findings.error(
-                    "flow-command-unknown-field",
+                    codes.FLOW_COMMAND_UNKNOWN_FIELD,
                     f"command member {key.name!r} is not part of the format (command, args, "
                     "stdin); it would be ignored (agc flow check --lenient ignores it)",
                     line,
@@ -306,7 +307,7 @@ def _command(
     if not isinstance(command, str) or not command.strip():
         shown = "missing" if "command" not in value else "empty or not a string"
         findings.error(
-            "flow-command-missing",
+            codes.FLOW_COMMAND_MISSING,
             f"the command block's command is {shown}; it names the program to run",
             *key_at("command"),
         )
@@ -316,14 +317,14 @@ def _command(
         value_line, value_column = block.at(_top_key(lexed, "command").value_offset)  # type: ignore[union-attr]
         if _ABSOLUTE.match(command):
             findings.warning(
-                "flow-absolute-path",
+                codes.FLOW_ABSOLUTE_PATH,
                 f"command {command!r} is a machine-specific absolute path",
                 value_line,
                 value_column,
             )
         if _LOOKS_LIKE_SCRIPT.search(command) or command.startswith("scripts/"):
             findings.warning(
-                "resource-path-not-mapped",
+                codes.RESOURCE_PATH_NOT_MAPPED,
                 f"command {command!r} looks like a package script but only standalone "
                 'args are mapped: use "command": "node", "args": ["scripts/…"]',
                 value_line,
@@ -335,7 +336,7 @@ def _command(
         not isinstance(args, list) or not all(isinstance(a, str) for a in args)
     ):
         findings.error(
-            "flow-command-args-invalid", "args must be an array of strings", *key_at("args")
+            codes.FLOW_COMMAND_ARGS_INVALID, "args must be an array of strings", *key_at("args")
         )
         action.valid = False
     elif isinstance(args, list):
@@ -366,7 +367,7 @@ def _args(
         line, column = block.at(quotes[index]) if index < len(quotes) else block.at(0)
         if _ABSOLUTE.match(arg):
             findings.warning(
-                "flow-absolute-path",
+                codes.FLOW_ABSOLUTE_PATH,
                 f"argument {arg!r} is a machine-specific absolute path",
                 line,
                 column,
@@ -379,7 +380,7 @@ def _args(
                 action.valid = False
         elif _LOOKS_LIKE_SCRIPT.search(arg):
             findings.warning(
-                "resource-path-not-mapped",
+                codes.RESOURCE_PATH_NOT_MAPPED,
                 f"argument {arg!r} looks like a package script but is not mapped: only an "
                 "argument that is exactly scripts/….mjs is resolved in the package",
                 line,
@@ -408,7 +409,7 @@ def _stdin_strings(value: Any, at: tuple[int, int], findings: Findings) -> None:
         current = todo.pop()
         if isinstance(current, str) and _LOOKS_LIKE_SCRIPT.search(current):
             findings.warning(
-                "resource-path-not-mapped",
+                codes.RESOURCE_PATH_NOT_MAPPED,
                 f"stdin text {current!r} names a package script, but stdin is passed "
                 "unchanged (it resolves against the business cwd)",
                 *at,
@@ -420,7 +421,7 @@ def _stdin_strings(value: Any, at: tuple[int, int], findings: Findings) -> None:
 
 
 def _flow_call(action: Action, block: _Block, findings: Findings) -> None:
-    parsed = _json_object(action, block, findings, "flow-ref-json-invalid", "执行Flow")
+    parsed = _json_object(action, block, findings, codes.FLOW_REF_JSON_INVALID, "执行Flow")
     if parsed is None:
         action.valid = False
         return
@@ -431,7 +432,7 @@ def _flow_call(action: Action, block: _Block, findings: Findings) -> None:
         if key.depth == 1 and key.name not in ("flow", "task"):
             line, column = block.at(key.offset)
             findings.error(
-                "flow-ref-extra-field",
+                codes.FLOW_REF_EXTRA_FIELD,
                 f"执行Flow member {key.name!r} is not allowed: only flow and task",
                 line,
                 column,
@@ -443,7 +444,7 @@ def _flow_call(action: Action, block: _Block, findings: Findings) -> None:
         where = block.at(flow_key.offset) if flow_key else (action.fence.line, action.fence.column)
         shown = "missing" if flow_key is None else f"{target!r}"
         findings.error(
-            "flow-ref-id-invalid",
+            codes.FLOW_REF_ID_INVALID,
             f"执行Flow flow is {shown}; it names a sibling package: a letter, then letters, "
             "digits, - or _",
             *where,

@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ... import codes
 from ...documents.files import read_text
 from ...errors import AgentGraphError, Diagnostic
 from .markdown import front_matter, split_lines
@@ -54,7 +55,7 @@ def discover(root: str | os.PathLike[str]) -> list[FlowEntry]:
     if not base.is_dir():
         message = f"{os.fspath(root)} is not a directory to look for Flow packages in"
         raise AgentGraphError(
-            "flow-root-missing", message, [Diagnostic("flow-root-missing", message)]
+            codes.FLOW_ROOT_MISSING, message, [Diagnostic(codes.FLOW_ROOT_MISSING, message)]
         )
     found: dict[str, list[Path]] = {}
     stack = [base]
@@ -83,9 +84,9 @@ def discover(root: str | os.PathLike[str]) -> list[FlowEntry]:
             "rename one directory (which one runs must not depend on the file system)"
         )
         raise AgentGraphError(
-            "flow-id-duplicate",
+            codes.FLOW_ID_DUPLICATE,
             message,
-            [Diagnostic("flow-id-duplicate", message, "error", s) for s in shown],
+            [Diagnostic(codes.FLOW_ID_DUPLICATE, message, "error", s) for s in shown],
         )
     entries_out = []
     for flow_id, (directory,) in found.items():

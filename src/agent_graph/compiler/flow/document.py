@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ... import codes
 from . import mermaid
 from .findings import Findings
 from .markdown import Fence, Heading, Item, Scan, scan
 
-_EMPTY = {"name": "flow-name-empty", "description": "flow-description-empty"}
+_EMPTY = {"name": codes.FLOW_NAME_EMPTY, "description": codes.FLOW_DESCRIPTION_EMPTY}
 
 
 @dataclass(slots=True)
@@ -49,7 +50,7 @@ def _front_matter(found: Scan, findings: Findings) -> tuple[str | None, str | No
     if not front.present or front.end is None:
         opened = "is not closed by a line '---'" if front.present else "is missing"
         findings.error(
-            "flow-frontmatter-missing",
+            codes.FLOW_FRONTMATTER_MISSING,
             f"the front matter {opened}: FLOW.md starts with '---', then name: and "
             "description: lines, then '---'",
         )
@@ -58,19 +59,21 @@ def _front_matter(found: Scan, findings: Findings) -> tuple[str | None, str | No
     for key, value, line in front.entries:
         if key is None:
             findings.error(
-                "flow-frontmatter-extra-key",
+                codes.FLOW_FRONTMATTER_EXTRA_KEY,
                 f"front matter line {value!r} is not 'key: value' (only name and description)",
                 line,
             )
         elif key not in ("name", "description"):
             findings.error(
-                "flow-frontmatter-extra-key",
+                codes.FLOW_FRONTMATTER_EXTRA_KEY,
                 f"front matter key {key!r} is not allowed: only name and description",
                 line,
             )
         elif key in values:
             findings.error(
-                "flow-frontmatter-duplicate-key", f"front matter key {key!r} appears twice", line
+                codes.FLOW_FRONTMATTER_DUPLICATE_KEY,
+                f"front matter key {key!r} appears twice",
+                line,
             )
         else:
             values[key] = value
@@ -87,11 +90,11 @@ def _graph(
 ) -> tuple[mermaid.Graph | None, Fence | None, int, int]:
     blocks = [item for item in items if isinstance(item, Fence) and item.info == "mermaid"]
     if not blocks:
-        findings.error("flow-graph-count", "FLOW.md has no ```mermaid block with the graph")
+        findings.error(codes.FLOW_GRAPH_COUNT, "FLOW.md has no ```mermaid block with the graph")
         return None, None, 1, 1
     for extra in blocks[1:]:
         findings.error(
-            "flow-graph-count",
+            codes.FLOW_GRAPH_COUNT,
             f"a second ```mermaid block (the graph is at line {blocks[0].line}); "
             "a FLOW.md has exactly one",
             extra.line,
@@ -104,7 +107,7 @@ def _graph(
     )
     if first_heading is not None:
         findings.error(
-            "flow-graph-misplaced",
+            codes.FLOW_GRAPH_MISPLACED,
             f"the graph block comes after the level-2 heading at line {first_heading.line}; "
             "it belongs before the first node section",
             block.line,
@@ -116,7 +119,7 @@ def _graph(
     start = next((i for i, text in enumerate(body) if text.strip()), None)
     if start is None:
         findings.error(
-            "flow-graph-direction",
+            codes.FLOW_GRAPH_DIRECTION,
             "the graph block is empty; it starts with 'flowchart TD'",
             block.line,
             block.column,
@@ -127,7 +130,7 @@ def _graph(
     header_column = len(header) - len(header.lstrip()) + 1
     if header.strip() != mermaid.HEADER:
         findings.error(
-            "flow-graph-direction",
+            codes.FLOW_GRAPH_DIRECTION,
             f"the graph starts with {header.strip()!r}; it must be exactly 'flowchart TD'",
             header_line,
             header_column,
@@ -135,7 +138,7 @@ def _graph(
     graph = mermaid.parse_body(body[start + 1 :], header_line + 1)
     for message, line, column in graph.syntax_errors:
         findings.error(
-            "flow-graph-syntax",
+            codes.FLOW_GRAPH_SYNTAX,
             f"{message}: not a node or edge of the supported Mermaid subset "
             "(ref[Name], ref{{并行}}, start((开始)), finish((结束)), a --> b, a -->|result| b)",
             line,
@@ -156,7 +159,7 @@ def _sections(items: list[Item], graph_block: Fence | None, findings: Findings) 
             elif item.level == 3:
                 if current is None:
                     findings.warning(
-                        "flow-heading-ignored",
+                        codes.FLOW_HEADING_IGNORED,
                         f"level-3 heading {item.text!r} comes before the first node section "
                         "and is ignored",
                         item.line,
@@ -174,7 +177,7 @@ def _sections(items: list[Item], graph_block: Fence | None, findings: Findings) 
     for item in items:
         if isinstance(item, Fence) and not item.closed:
             findings.error(
-                "flow-fence-unterminated",
+                codes.FLOW_FENCE_UNTERMINATED,
                 f"the code block opened here (info {item.info!r}) is never closed; "
                 "close it with the same fence characters",
                 item.line,

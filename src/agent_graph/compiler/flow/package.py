@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ... import codes
 from ...documents.files import read_text
 from ...errors import AgentGraphError, Diagnostic
 from .document import Document, read_document
@@ -62,19 +63,19 @@ def entry_root(path: str | os.PathLike[str]) -> Path:
     elif given.name == ENTRY_FILE:
         root = given.parent
         if not given.exists():
-            raise _entry_error("flow-entry-missing", f"{shown} does not exist", shown)
+            raise _entry_error(codes.FLOW_ENTRY_MISSING, f"{shown} does not exist", shown)
     elif given.exists():
         raise _entry_error(
-            "flow-entry-invalid",
+            codes.FLOW_ENTRY_INVALID,
             f"{shown} is not a Flow entry: give a package directory or its FLOW.md",
             shown,
         )
     else:
-        raise _entry_error("flow-entry-missing", f"{shown} does not exist", shown)
+        raise _entry_error(codes.FLOW_ENTRY_MISSING, f"{shown} does not exist", shown)
     real = Path(os.path.realpath(root))
     if not (real / ENTRY_FILE).is_file():
         raise _entry_error(
-            "flow-entry-missing",
+            codes.FLOW_ENTRY_MISSING,
             f"{shown} has no FLOW.md file (a package directory holds one, at its top)",
             shown,
         )
@@ -94,7 +95,7 @@ def read_package(root: Path, base: Path, flow_id: str, *, child: bool) -> Packag
         text = read_text(root / ENTRY_FILE, display=display)
     except AgentGraphError as error:
         found = error.diagnostics[0] if error.diagnostics else None
-        code = "flow-encoding-invalid" if error.code == "parse-failed" else error.code
+        code = codes.FLOW_ENCODING_INVALID if error.code == codes.PARSE_FAILED else error.code
         line = found.line if found is not None else None
         column = found.column if found is not None else None
         findings.error(code, error.message.replace(str(root / ENTRY_FILE), display), line, column)
@@ -113,7 +114,7 @@ def check_package(package: Package, strict: bool) -> None:
     )
     if not REF.match(package.id):
         findings.warning(
-            "flow-id-not-referenceable",
+            codes.FLOW_ID_NOT_REFERENCEABLE,
             f"package directory {package.id!r} is a valid Flow to run, but 执行Flow cannot "
             "name it (ids start with a letter and hold letters, digits, - and _)",
         )
@@ -137,7 +138,7 @@ def load_children(closure: Closure, strict: bool) -> None:
         if target in chain:
             loop = " → ".join([*chain[chain.index(target) :], target])
             package.findings.error(
-                "flow-ref-cycle", f"执行Flow {target!r} closes a cycle: {loop}", *call.flow_at
+                codes.FLOW_REF_CYCLE, f"执行Flow {target!r} closes a cycle: {loop}", *call.flow_at
             )
             continue
         if target in closure.packages:
@@ -145,7 +146,7 @@ def load_children(closure: Closure, strict: bool) -> None:
         child_root = package.root.parent / target
         if not (child_root / "FLOW.md").is_file():
             package.findings.error(
-                "flow-ref-target-missing",
+                codes.FLOW_REF_TARGET_MISSING,
                 f"执行Flow {target!r}: no sibling package {target}/FLOW.md next to {package.id}",
                 *call.flow_at,
             )

@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ... import codes
 from .findings import Findings
 
 
@@ -21,10 +22,10 @@ class PackageFiles:
     root: Path  # real path
 
     def reference(self, path: str, line: int, column: int, findings: Findings) -> bool:
-        return self._check(path, ".md", "resource-reference-not-md", line, column, findings)
+        return self._check(path, ".md", codes.RESOURCE_REFERENCE_NOT_MD, line, column, findings)
 
     def script(self, path: str, line: int, column: int, findings: Findings) -> bool:
-        return self._check(path, ".mjs", "resource-script-not-mjs", line, column, findings)
+        return self._check(path, ".mjs", codes.RESOURCE_SCRIPT_NOT_MJS, line, column, findings)
 
     def _check(
         self, path: str, suffix: str, suffix_code: str, line: int, column: int, findings: Findings
@@ -32,7 +33,7 @@ class PackageFiles:
         segments = path.split("/")
         if "?" in path or "\\" in path or "" in segments or path.startswith("/"):
             findings.error(
-                "resource-path-invalid",
+                codes.RESOURCE_PATH_INVALID,
                 f"resource path {path!r} has an empty segment, a backslash or a ? query",
                 line,
                 column,
@@ -40,7 +41,7 @@ class PackageFiles:
             return False
         if "." in segments or ".." in segments:
             findings.error(
-                "resource-path-dot-segment",
+                codes.RESOURCE_PATH_DOT_SEGMENT,
                 f"resource path {path!r} has a . or .. segment; write the path from the "
                 "package root",
                 line,
@@ -55,7 +56,7 @@ class PackageFiles:
         real = Path(os.path.realpath(target))
         if real != self.root and self.root not in real.parents:
             findings.error(
-                "resource-outside-package",
+                codes.RESOURCE_OUTSIDE_PACKAGE,
                 f"resource {path!r} leads outside the package (a symlink to {real.name!r} "
                 "elsewhere); package resources must stay inside it",
                 line,
@@ -64,7 +65,7 @@ class PackageFiles:
             return False
         if not real.is_file():
             findings.error(
-                "resource-missing",
+                codes.RESOURCE_MISSING,
                 f"resource {path!r} does not exist in the package (or is not a regular file)",
                 line,
                 column,

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
+from ... import codes
 from . import actions as act
 from .document import Document, Section
 from .findings import Findings
@@ -90,7 +91,7 @@ class _Checker:
                 starts.append(occ)
                 if occ.ref != "start" and len(starts) == 1:
                     self.findings.error(
-                        "flow-start-missing",
+                        codes.FLOW_START_MISSING,
                         f"the start node is written start((开始)); {occ.ref}((开始)) is not it",
                         occ.line,
                         occ.column,
@@ -98,7 +99,7 @@ class _Checker:
                     continue
                 if starts[0].ref != occ.ref:
                     self.findings.error(
-                        "flow-start-duplicate",
+                        codes.FLOW_START_DUPLICATE,
                         f"{occ.ref}((开始)) is a second start node; a Flow has one",
                         occ.line,
                         occ.column,
@@ -106,7 +107,9 @@ class _Checker:
                     continue
             elif kind == "finish" and occ.ref != "finish":
                 first = self.s.decls.get("finish")
-                code = "flow-finish-duplicate" if first is not None else "flow-finish-missing"
+                code = (
+                    codes.FLOW_FINISH_DUPLICATE if first is not None else codes.FLOW_FINISH_MISSING
+                )
                 self.findings.error(
                     code,
                     f"{occ.ref}((结束)) is not the finish node; the Flow has one, "
@@ -119,7 +122,7 @@ class _Checker:
                 pass
             elif occ.ref in ("start", "finish"):
                 self.findings.error(
-                    "flow-ref-reserved",
+                    codes.FLOW_REF_RESERVED,
                     f"{occ.ref!r} is reserved for the {occ.ref} node; choose another ref",
                     occ.line,
                     occ.column,
@@ -127,7 +130,7 @@ class _Checker:
                 continue
             elif not REF.match(occ.ref):
                 self.findings.error(
-                    "flow-node-ref-invalid",
+                    codes.FLOW_NODE_REF_INVALID,
                     f"ref {occ.ref!r} must start with a letter and hold only letters, digits, "
                     "- and _ (ASCII)",
                     occ.line,
@@ -143,7 +146,7 @@ class _Checker:
             shape = f"(({occ.text}))" if occ.shape == "circle" else f"{{{{{occ.text}}}}}"
             allowed = "start((开始)) and finish((结束))" if occ.shape == "circle" else "ref{{并行}}"
             self.findings.error(
-                "flow-graph-syntax",
+                codes.FLOW_GRAPH_SYNTAX,
                 f"{occ.ref}{shape}: this shape is only for {allowed}",
                 occ.line,
                 occ.column,
@@ -158,7 +161,7 @@ class _Checker:
             return
         if known.kind != decl.kind:
             self.findings.error(
-                "flow-node-ref-duplicate",
+                codes.FLOW_NODE_REF_DUPLICATE,
                 f"ref {decl.ref!r} is declared as a {_what(known)} at line {known.line} and "
                 f"as a {_what(decl)} here; refs are unique in a Flow",
                 decl.line,
@@ -166,7 +169,7 @@ class _Checker:
             )
         elif known.text != decl.text:
             self.findings.error(
-                "flow-node-label-conflict",
+                codes.FLOW_NODE_LABEL_CONFLICT,
                 f"{decl.ref!r} was declared as [{known.text}] at line {known.line}; a ref "
                 "may be declared again only with the same shape and name",
                 decl.line,
@@ -179,7 +182,7 @@ class _Checker:
             first = seen.get(decl.text)
             if first is not None:
                 self.findings.error(
-                    "flow-node-name-duplicate",
+                    codes.FLOW_NODE_NAME_DUPLICATE,
                     f"{decl.ref} and {first.ref} are both named {decl.text!r}; names match "
                     "section headings, so each is unique",
                     decl.line,
@@ -191,11 +194,13 @@ class _Checker:
     def ends(self) -> None:
         where = (self.doc.header_line, self.doc.header_column)
         decls = self.s.decls
-        if "start" not in decls and not self._reported("flow-start-missing"):
-            self.findings.error("flow-start-missing", "the graph has no start((开始)) node", *where)
-        if "finish" not in decls and not self._reported("flow-finish-missing"):
+        if "start" not in decls and not self._reported(codes.FLOW_START_MISSING):
             self.findings.error(
-                "flow-finish-missing", "the graph has no finish((结束)) node", *where
+                codes.FLOW_START_MISSING, "the graph has no start((开始)) node", *where
+            )
+        if "finish" not in decls and not self._reported(codes.FLOW_FINISH_MISSING):
+            self.findings.error(
+                codes.FLOW_FINISH_MISSING, "the graph has no finish((结束)) node", *where
             )
 
     def _reported(self, code: str) -> bool:
@@ -213,7 +218,7 @@ class _Checker:
                     continue  # the missing start/finish is reported once, at the header
                 if end.shape is None:
                     self.findings.error(
-                        "flow-edge-target-missing",
+                        codes.FLOW_EDGE_TARGET_MISSING,
                         f"{end.ref!r} is not declared; declare it once with its shape, as "
                         f"{end.ref}[Node name]",
                         end.line,
@@ -236,7 +241,7 @@ class _Checker:
             heading = section.heading
             if heading.text in seen:
                 self.findings.error(
-                    "flow-heading-duplicate",
+                    codes.FLOW_HEADING_DUPLICATE,
                     f"a second section '## {heading.text}'; each node has one",
                     heading.line,
                 )
@@ -245,7 +250,7 @@ class _Checker:
             decl = by_name.get(heading.text)
             if graph_known and decl is None:
                 self.findings.error(
-                    "flow-heading-orphan",
+                    codes.FLOW_HEADING_ORPHAN,
                     f"'## {heading.text}' names no node of the graph (level-2 headings are "
                     "node sections only; use ### or prose for notes)",
                     heading.line,
@@ -258,7 +263,7 @@ class _Checker:
             for decl in self.s.work():
                 if decl.section is None and by_name[decl.text] is decl:
                     self.findings.error(
-                        "flow-node-heading-missing",
+                        codes.FLOW_NODE_HEADING_MISSING,
                         f"node {decl.ref} has no section '## {decl.text}'",
                         decl.line,
                         decl.column,
@@ -268,7 +273,7 @@ class _Checker:
         fences = section.fences
         if not fences:
             self.findings.error(
-                "flow-action-block-count",
+                codes.FLOW_ACTION_BLOCK_COUNT,
                 f"section '## {section.heading.text}' has no action block before its first "
                 "### result",
                 section.heading.line,
@@ -277,7 +282,7 @@ class _Checker:
         if len(fences) > 1:
             extra = fences[1]
             self.findings.error(
-                "flow-action-block-count",
+                codes.FLOW_ACTION_BLOCK_COUNT,
                 f"section '## {section.heading.text}' has {len(fences)} code blocks before "
                 "its results; the action area holds exactly one",
                 extra.line,
@@ -287,7 +292,7 @@ class _Checker:
         fence = fences[0]
         if fence.info not in act.MARKERS:
             self.findings.error(
-                "flow-action-marker-invalid",
+                codes.FLOW_ACTION_MARKER_INVALID,
                 f"action marker {fence.info!r} is not one of {', '.join(act.MARKERS)}",
                 fence.line,
                 fence.info_column if fence.info else fence.column,
@@ -295,7 +300,7 @@ class _Checker:
             return None
         if not fence.body.strip():
             self.findings.error(
-                "flow-action-block-empty", "the action block is empty", fence.line, fence.column
+                codes.FLOW_ACTION_BLOCK_EMPTY, "the action block is empty", fence.line, fence.column
             )
             return None
         return act.read_action(fence, self.files, self.findings, self.strict)
@@ -310,12 +315,12 @@ class _Checker:
             elif decl.kind == "finish":
                 for edge in outs:
                     self._at_arrow(
-                        "flow-finish-has-outgoing", "finish((结束)) has no outgoing edges", edge
+                        codes.FLOW_FINISH_HAS_OUTGOING, "finish((结束)) has no outgoing edges", edge
                     )
             elif decl.kind == "work":
                 self._work(decl, outs)
         for edge in self.s.inc.get("start", []):
-            self._at_arrow("flow-start-has-incoming", "no edge may point to start", edge)
+            self._at_arrow(codes.FLOW_START_HAS_INCOMING, "no edge may point to start", edge)
 
     def _at_arrow(self, code: str, message: str, edge: Edge) -> None:
         self.findings.error(code, message, edge.line, edge.column)
@@ -323,17 +328,19 @@ class _Checker:
     def _start(self, decl: Decl, outs: list[Edge]) -> None:
         if not outs:
             self.findings.error(
-                "flow-start-out-degree", "start has no outgoing edge", decl.line, decl.column
+                codes.FLOW_START_OUT_DEGREE, "start has no outgoing edge", decl.line, decl.column
             )
             return
         for extra in outs[1:]:
-            self._at_arrow("flow-start-out-degree", "start has exactly one outgoing edge", extra)
+            self._at_arrow(
+                codes.FLOW_START_OUT_DEGREE, "start has exactly one outgoing edge", extra
+            )
         first = outs[0]
         target = self.s.decls[first.target.ref]
         if first.label is not None or target.kind != "work":
             what = "is labelled" if first.label is not None else f"points to a {_what(target)}"
             self._at_arrow(
-                "flow-start-target-invalid",
+                codes.FLOW_START_TARGET_INVALID,
                 f"the start edge {what}; it is unlabelled and leads to a work node",
                 first,
             )
@@ -341,7 +348,7 @@ class _Checker:
     def _work(self, decl: Decl, outs: list[Edge]) -> None:
         if not outs:
             self.findings.error(
-                "flow-node-no-outgoing",
+                codes.FLOW_NODE_NO_OUTGOING,
                 f"node {decl.ref} has no outgoing edge",
                 decl.line,
                 decl.column,
@@ -355,7 +362,7 @@ class _Checker:
         unlabelled = [e for e in outs if not e.label]
         for edge in unlabelled:
             self._at_arrow(
-                "flow-edge-label-missing",
+                codes.FLOW_EDGE_LABEL_MISSING,
                 f"edge from {decl.ref} has no result label (-->|result| next)",
                 edge,
             )
@@ -365,7 +372,7 @@ class _Checker:
                 continue
             if edge.label in labels:
                 self._at_arrow(
-                    "flow-result-duplicate",
+                    codes.FLOW_RESULT_DUPLICATE,
                     f"{decl.ref} has two edges for result {edge.label!r}",
                     edge,
                 )
@@ -373,7 +380,7 @@ class _Checker:
             labels[edge.label] = edge
             if kind != act.COMMAND and edge.label in (EXECUTED, COMPLETED, FAILED):
                 self.findings.warning(
-                    "flow-result-reserved-name",
+                    codes.FLOW_RESULT_RESERVED_NAME,
                     f"Agent node {decl.ref} uses the fixed result name {edge.label!r} as its own",
                     edge.line,
                     edge.column,
@@ -381,7 +388,7 @@ class _Checker:
         if kind == act.COMMAND and outs and not unlabelled:
             if len(outs) != 1:
                 self.findings.error(
-                    "flow-command-result-invalid",
+                    codes.FLOW_COMMAND_RESULT_INVALID,
                     f"command node {decl.ref} has {len(outs)} outgoing edges; it has exactly "
                     "one, labelled 已执行",
                     decl.line,
@@ -389,7 +396,7 @@ class _Checker:
                 )
             elif outs[0].label != EXECUTED:
                 self._at_arrow(
-                    "flow-command-result-invalid",
+                    codes.FLOW_COMMAND_RESULT_INVALID,
                     f"a command node's only result is 已执行, not {outs[0].label!r}",
                     outs[0],
                 )
@@ -402,7 +409,7 @@ class _Checker:
         if len(outs) == 1 and labels == [None]:
             if headings:
                 self.findings.error(
-                    "flow-ref-edges-invalid",
+                    codes.FLOW_REF_EDGES_INVALID,
                     f"执行Flow node {decl.ref} has one plain edge, so it has no ### results "
                     f"(found ### {headings[0].heading.text})",
                     decl.line,
@@ -414,7 +421,7 @@ class _Checker:
             return
         if outs:
             self.findings.error(
-                "flow-ref-edges-invalid",
+                codes.FLOW_REF_EDGES_INVALID,
                 f"执行Flow node {decl.ref} has either one plain edge or exactly the two edges "
                 "已完成 and 已失败",
                 decl.line,
@@ -430,7 +437,7 @@ class _Checker:
             heading = result.heading
             if heading.text in seen:
                 self.findings.error(
-                    "flow-result-duplicate",
+                    codes.FLOW_RESULT_DUPLICATE,
                     f"a second '### {heading.text}' in {decl.ref}'s section",
                     heading.line,
                 )
@@ -439,20 +446,20 @@ class _Checker:
             loose = {e.label for e in self.s.loose.get(decl.ref, [])}
             if heading.text not in labels and heading.text not in loose:
                 self.findings.error(
-                    "flow-result-heading-orphan",
+                    codes.FLOW_RESULT_HEADING_ORPHAN,
                     f"'### {heading.text}' names no result edge of {decl.ref}",
                     heading.line,
                 )
             elif not result.described:
                 self.findings.error(
-                    "flow-result-description-empty",
+                    codes.FLOW_RESULT_DESCRIPTION_EMPTY,
                     f"result '### {heading.text}' of {decl.ref} has no description",
                     heading.line,
                 )
         for label, edge in labels.items():
             if label not in seen:
                 self._at_arrow(
-                    "flow-result-heading-missing",
+                    codes.FLOW_RESULT_HEADING_MISSING,
                     f"result {label!r} of {decl.ref} has no '### {label}' heading with its "
                     "description",
                     edge,
@@ -477,7 +484,7 @@ class _Checker:
             for use in action.branch_uses:
                 if allowed is None or not use.in_stdin or action.kind != act.COMMAND:
                     self.findings.error(
-                        "flow-branch-ref-misplaced",
+                        codes.FLOW_BRANCH_REF_MISPLACED,
                         f"{{{use.ref}.outcome}} may appear only in a join's stdin; "
                         f"{decl.ref} is not a join" + ("" if allowed is None else " stdin"),
                         use.line,
@@ -485,7 +492,7 @@ class _Checker:
                     )
                 elif use.standalone and use.ref not in allowed:
                     self.findings.error(
-                        "flow-branch-ref-unknown",
+                        codes.FLOW_BRANCH_REF_UNKNOWN,
                         f"{use.ref!r} is not a branch of the fork that joins at {decl.ref} "
                         f"(branches: {', '.join(sorted(allowed))})",
                         use.line,
@@ -497,7 +504,7 @@ class _Checker:
         outs = self.s.out.get(decl.ref, [])
         if len(inc) != 1:
             self.findings.error(
-                "flow-fork-in-degree",
+                codes.FLOW_FORK_IN_DEGREE,
                 f"fork {decl.ref} has {len(inc)} incoming edges; a fork has exactly one "
                 "(loop back to the node before it)",
                 decl.line,
@@ -505,14 +512,14 @@ class _Checker:
             )
         if len(outs) < 2:
             self.findings.error(
-                "flow-fork-out-degree",
+                codes.FLOW_FORK_OUT_DEGREE,
                 f"fork {decl.ref} has {len(outs)} branch(es); a fork has two or more",
                 decl.line,
                 decl.column,
             )
         for edge in outs:
             if edge.label is not None:
-                self._at_arrow("flow-fork-edge-labeled", "a fork's edges have no label", edge)
+                self._at_arrow(codes.FLOW_FORK_EDGE_LABELED, "a fork's edges have no label", edge)
         branches: list[str] = []
         targets: list[tuple[Edge, str]] = []
         for edge in outs:
@@ -522,14 +529,14 @@ class _Checker:
             branches.append(branch.ref)
             if branch.kind != "work":
                 self._at_arrow(
-                    "flow-branch-not-command",
+                    codes.FLOW_BRANCH_NOT_COMMAND,
                     f"a fork's branch is a command node, not a {_what(branch)}",
                     edge,
                 )
                 continue
             if len(self.s.inc.get(branch.ref, [])) != 1:
                 self.findings.error(
-                    "flow-branch-in-degree",
+                    codes.FLOW_BRANCH_IN_DEGREE,
                     f"branch {branch.ref} has other incoming edges; its only one comes from "
                     f"fork {decl.ref}",
                     branch.line,
@@ -537,7 +544,7 @@ class _Checker:
                 )
             if branch.action_kind == act.FLOW:
                 self.findings.error(
-                    "flow-ref-in-parallel",
+                    codes.FLOW_REF_IN_PARALLEL,
                     f"执行Flow node {branch.ref} cannot be a parallel branch",
                     branch.line,
                     branch.column,
@@ -545,7 +552,7 @@ class _Checker:
                 continue
             if branch.action_kind not in (act.COMMAND, None):
                 self.findings.error(
-                    "flow-branch-not-command",
+                    codes.FLOW_BRANCH_NOT_COMMAND,
                     f"branch {branch.ref} is an Agent node; parallel branches run commands only",
                     branch.line,
                     branch.column,
@@ -564,7 +571,7 @@ class _Checker:
         if join.kind != "work":
             for edge, _ in targets:
                 self._at_arrow(
-                    "flow-branch-join-mismatch",
+                    codes.FLOW_BRANCH_JOIN_MISMATCH,
                     f"the branches of {fork.ref} join at a work node, not at {_what(join)}",
                     edge,
                 )
@@ -572,7 +579,7 @@ class _Checker:
         mismatched = [edge for edge, target in targets if target != first]
         for edge in mismatched:
             self._at_arrow(
-                "flow-branch-join-mismatch",
+                codes.FLOW_BRANCH_JOIN_MISMATCH,
                 f"the branches of {fork.ref} all go to one join; this one goes to "
                 f"{edge.target.ref}, the first to {first}",
                 edge,
@@ -585,7 +592,7 @@ class _Checker:
         sources = [e.source.ref for e in self.s.inc.get(first, [])]
         if len(sources) < 2:
             self.findings.error(
-                "flow-join-in-degree",
+                codes.FLOW_JOIN_IN_DEGREE,
                 f"join {first} has {len(sources)} incoming edge(s); a join has two or more",
                 join.line,
                 join.column,
@@ -593,7 +600,7 @@ class _Checker:
         elif sorted(sources) != sorted(branches) and len(sources) >= 2:
             others = sorted(set(sources) - set(branches))
             self.findings.error(
-                "flow-join-sources-mismatch",
+                codes.FLOW_JOIN_SOURCES_MISMATCH,
                 f"join {first} is reached from {', '.join(others) or 'fewer branches'}; its "
                 f"incoming edges come exactly from the branches of {fork.ref}",
                 join.line,
@@ -601,7 +608,7 @@ class _Checker:
             )
         if join.action_kind == act.FLOW:
             self.findings.error(
-                "flow-ref-in-parallel",
+                codes.FLOW_REF_IN_PARALLEL,
                 f"执行Flow node {first} cannot be a join",
                 join.line,
                 join.column,
@@ -609,7 +616,7 @@ class _Checker:
             return None
         if join.action_kind not in (act.COMMAND, None):
             self.findings.error(
-                "flow-join-not-command",
+                codes.FLOW_JOIN_NOT_COMMAND,
                 f"join {first} is an Agent node; a join is a command that reads the branch "
                 "results in its stdin",
                 join.line,
@@ -622,7 +629,7 @@ class _Checker:
             for branch in branches:
                 if branch not in present:
                     self.findings.error(
-                        "flow-join-ref-missing",
+                        codes.FLOW_JOIN_REF_MISSING,
                         f"join {first}'s stdin does not read branch {branch}: add "
                         f'"{branch}": {{{branch}.outcome}}',
                         action.fence.line,
@@ -639,7 +646,7 @@ class _Checker:
         for decl in self.s.work():
             if decl.ref not in forward:
                 self.findings.error(
-                    "flow-node-unreachable",
+                    codes.FLOW_NODE_UNREACHABLE,
                     f"node {decl.ref} cannot be reached from start",
                     decl.line,
                     decl.column,
@@ -649,7 +656,7 @@ class _Checker:
         where = (self.doc.header_line, self.doc.header_column)
         if "finish" not in forward:
             self.findings.error(
-                "flow-finish-unreachable", "no path from start reaches finish", *where
+                codes.FLOW_FINISH_UNREACHABLE, "no path from start reaches finish", *where
             )
             return
         if not self.strict:
@@ -658,7 +665,7 @@ class _Checker:
         for decl in self.s.work():
             if decl.ref in forward and decl.ref not in backward:
                 self.findings.error(
-                    "flow-node-cannot-finish",
+                    codes.FLOW_NODE_CANNOT_FINISH,
                     f"no path leads from {decl.ref} to finish, so a Run that gets there can "
                     "never end (agc flow check --lenient accepts it)",
                     decl.line,
@@ -734,7 +741,7 @@ def reuse_first(structure: Structure, findings: Findings) -> None:
             if kind == act.AGENT_REUSE and decl.action is not None:
                 fence = decl.action.fence
                 findings.error(
-                    "flow-child-reuse-first",
+                    codes.FLOW_CHILD_REUSE_FIRST,
                     f"this Flow runs as a child Run, which starts with no Agent: {nxt} "
                     "reuses an Agent before any 新建Agent creates one",
                     fence.line,

@@ -32,6 +32,7 @@ from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
+from ... import codes
 from ...bundles import (
     BINDING_PATH,
     BINDING_SCHEMA,
@@ -314,7 +315,7 @@ def replaceable(destination: Path) -> tuple[int, int] | None:
 def _exists(
     destination: Path, why: str, remedy: str = "remove it or choose another directory"
 ) -> AgentGraphError:
-    return AgentGraphError("build-output-exists", f"Build output {destination} {why}; {remedy}")
+    return AgentGraphError(codes.BUILD_OUTPUT_EXISTS, f"Build output {destination} {why}; {remedy}")
 
 
 def swap(working: Path, destination: Path, previous: tuple[int, int] | None) -> None:

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ... import codes
 from ...bundles import (
     BINDING_PATH,
     BUNDLE_SCHEMA,
@@ -91,7 +92,7 @@ def _check_destination(provider: LoadedProvider, destination: Path) -> None:
             _within(target, path) for path in (*sources, *real_sources)
         ):
             raise AgentGraphError(
-                "build-output-overlaps-source",
+                codes.BUILD_OUTPUT_OVERLAPS_SOURCE,
                 "Build output must not replace the provider root or any referenced source file",
             )
 
@@ -102,7 +103,7 @@ def _check_layout(sources: list[str]) -> None:
         own = (MANIFEST_NAME, PROVIDER_MANIFEST, JOURNAL)
         if rel in own or rel.startswith(IR_DIRECTORY + "/"):
             raise AgentGraphError(
-                "build-path-conflict",
+                codes.BUILD_PATH_CONFLICT,
                 f"Referenced file {rel} would be overwritten by the bundle's own "
                 f"{rel.split('/')[0]}; rename it",
             )
@@ -114,12 +115,12 @@ def _check_leaks(provider: LoadedProvider, sources: list[str], manifest_text: st
     for rel in locale_sorted(sources):
         if needle in (provider.root / rel).read_bytes():
             raise AgentGraphError(
-                "build-absolute-path-leak",
+                codes.BUILD_ABSOLUTE_PATH_LEAK,
                 f"Referenced file contains the source Provider absolute path: {rel}",
             )
     if needle in manifest_text.encode("utf-8", "surrogatepass"):
         raise AgentGraphError(
-            "build-absolute-path-leak",
+            codes.BUILD_ABSOLUTE_PATH_LEAK,
             f"Referenced file contains the source Provider absolute path: "
             f"{os.path.basename(provider.manifest_path)}",
         )
@@ -211,7 +212,7 @@ def build_bundle(
             raise AgentGraphError(problem.code, problem.message, problem.diagnostics)
         if str(provider.root) in json.dumps(manifest, ensure_ascii=False):
             raise AgentGraphError(
-                "build-absolute-path-leak",
+                codes.BUILD_ABSOLUTE_PATH_LEAK,
                 "Generated bundle contains the source provider absolute path",
             )
         journal.add(MANIFEST_NAME)
@@ -219,7 +220,8 @@ def build_bundle(
         data, ir_digest, directories = _compile_bundle(working, manifest)
         if os.fsencode(str(provider.root)) in data:  # pragma: no cover - lowering keeps it out
             raise AgentGraphError(
-                "build-absolute-path-leak", "Compiled IR contains the source provider absolute path"
+                codes.BUILD_ABSOLUTE_PATH_LEAK,
+                "Compiled IR contains the source provider absolute path",
             )
         journal.add(ir_path(ir_digest))
         journal.add(BINDING_PATH)
@@ -235,7 +237,7 @@ def build_bundle(
     except OSError as exc:
         abandon(working, journal, created)
         raise AgentGraphError(
-            "build-write-failed", f"Cannot write the bundle at {destination}: {exc}"
+            codes.BUILD_WRITE_FAILED, f"Cannot write the bundle at {destination}: {exc}"
         ) from None
     except BaseException:
         abandon(working, journal, created)

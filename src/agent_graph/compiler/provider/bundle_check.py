@@ -10,6 +10,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from ... import codes
 from ...bundles.manifest import CATALOGS, Bundle
 from ...canonical import digest_value, js_sorted, locale_sorted
 from ...documents.paths import portable
@@ -83,16 +84,16 @@ def verify_against_provider(bundle: Bundle, provider: LoadedProvider) -> None:
         actual = sorted(f"{e['id']}\0{e['path']}" for e in bundle.value[name])
         if actual != sorted(f"{i}\0{p}" for i, p in expected[name]):
             raise bundle.at(f"/{name}").fail(
-                "bundle-catalog-mismatch",
+                codes.BUNDLE_CATALOG_MISMATCH,
                 f"Bundle {name} catalog does not match reachable Provider definitions",
             )
     listed = sorted(entry["path"] for entry in bundle.value["files"])
     if listed != sorted([bundle.value["providerManifest"], *reachable_paths(provider)]):
         raise bundle.at("/files").fail(
-            "bundle-files-mismatch", "Bundle files do not match the reachable Provider file set"
+            codes.BUNDLE_FILES_MISMATCH, "Bundle files do not match the reachable Provider file set"
         )
     if digest_value(bundle.value["graphDependencies"]) != digest_value(dependency_index(provider)):
         raise bundle.at("/graphDependencies").fail(
-            "bundle-dependencies-mismatch",
+            codes.BUNDLE_DEPENDENCIES_MISMATCH,
             "Bundle Graph dependency index does not match Subgraph references",
         )

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_graph import codes
 from agent_graph.documents.sourcemap import Document, join_pointer, positioned
 from agent_graph.errors import Diagnostic, Problem, ProblemSink
 
@@ -152,7 +153,7 @@ def check_graph(
         node_id = node["id"]
         if node_id in first_seen:
             report(
-                "graph-node-duplicate",
+                codes.GRAPH_NODE_DUPLICATE,
                 f"Graph {gid} contains duplicate node id: {node_id}",
                 f"/nodes/{index}/id",
             )
@@ -161,7 +162,7 @@ def check_graph(
 
     if not any(node["kind"] == "terminal" for node in nodes):
         report(
-            "graph-terminal-missing",
+            codes.GRAPH_TERMINAL_MISSING,
             f"Graph {gid} must declare at least one terminal node",
             "/nodes",
         )
@@ -169,7 +170,7 @@ def check_graph(
     for entry, target in entrypoints.items():
         if target not in first_seen:
             report(
-                "graph-entry-missing",
+                codes.GRAPH_ENTRY_MISSING,
                 f"Graph {gid} entry {entry} targets missing node {target}",
                 join_pointer("/entrypoints", entry),
             )
@@ -186,7 +187,7 @@ def check_graph(
         kind = edge.get("kind", "flow")
         if source not in first_seen or target not in first_seen:
             report(
-                "graph-edge-node-missing",
+                codes.GRAPH_EDGE_NODE_MISSING,
                 f"Graph {gid} edge {source} -> {target} references a missing node",
                 f"/edges/{index}",
             )
@@ -202,7 +203,7 @@ def check_graph(
     if cycle is not None:
         trail, edge_index = cycle
         report(
-            "graph-flow-cycle",
+            codes.GRAPH_FLOW_CYCLE,
             f"Graph {gid} contains an implicit flow cycle; use a repeat edge: "
             + " -> ".join(trail),
             f"/edges/{edge_index}",
@@ -215,7 +216,7 @@ def check_graph(
             message = f"Graph {gid} node {node_id} cannot be reached from any entrypoint"
             sink.warn(
                 positioned(
-                    "node-unreachable",
+                    codes.NODE_UNREACHABLE,
                     message,
                     path=path,
                     source=doc.source,
@@ -253,7 +254,7 @@ def _edge_problem(
     arrow = f"{source} -> {target}"
     if kind_by_id[source] == "terminal":
         return (
-            "graph-terminal-edge-invalid",
+            codes.GRAPH_TERMINAL_EDGE_INVALID,
             f"Graph {gid} terminal node cannot have outgoing edges: {arrow}",
         )
     # Same textual key as the reference, so the same pairs count as duplicates
@@ -261,16 +262,16 @@ def _edge_problem(
     outcomes = edge.get("outcomes") or ["completed"]
     key = f"{kind}:{source}:{target}:{','.join(outcomes)}"
     if key in edge_keys:
-        return "graph-edge-duplicate", f"Graph {gid} contains duplicate edge {arrow}"
+        return codes.GRAPH_EDGE_DUPLICATE, f"Graph {gid} contains duplicate edge {arrow}"
     edge_keys.add(key)
     if kind == "repeat" and kind_by_id[target] not in ("action", "gate"):
         return (
-            "graph-repeat-target-invalid",
+            codes.GRAPH_REPEAT_TARGET_INVALID,
             f"Graph {gid} repeat edge must target an action or gate: {arrow}",
         )
     if kind == "gatedBy" and kind_by_id[source] != "gate":
         return (
-            "graph-gated-by-source-invalid",
+            codes.GRAPH_GATED_BY_SOURCE_INVALID,
             f"Graph {gid} gatedBy edge must start at a gate: {arrow}",
         )
     return None

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ... import codes
 from ...documents.paths import Origin, portable
 from ...documents.sourcemap import join_pointer
 from ...documents.sources import read_structured
@@ -47,7 +48,7 @@ def dynamic_resource_problems(
     if definition["effect"] != "read":
         problems.append(
             origin.fail(
-                "materializer-effect-invalid",
+                codes.MATERIALIZER_EFFECT_INVALID,
                 f"Resource materializer {action.id} must have effect: read",
             )
         )
@@ -55,7 +56,7 @@ def dynamic_resource_problems(
         if definition["runner"] not in ("command", "script"):
             problems.append(
                 origin.fail(
-                    "materializer-runner-invalid",
+                    codes.MATERIALIZER_RUNNER_INVALID,
                     f"Resource materializer {action.id} must use command or script runner",
                 )
             )
@@ -63,7 +64,7 @@ def dynamic_resource_problems(
     if definition["runner"] != "host":
         problems.append(
             origin.fail(
-                "materializer-runner-invalid",
+                codes.MATERIALIZER_RUNNER_INVALID,
                 f"Host-action resource materializer {action.id} must use the host runner",
             )
         )
@@ -72,7 +73,7 @@ def dynamic_resource_problems(
     if missing:
         problems.append(
             origin.fail(
-                "materializer-schema-missing",
+                codes.MATERIALIZER_SCHEMA_MISSING,
                 f"Host-action resource materializer {action.id} must declare "
                 f"{' and '.join(missing)}",
             )
@@ -92,7 +93,7 @@ def dynamic_resource_problems(
         if pointer is not None:
             problems.append(
                 Origin(rel, doc.source, pointer).fail(
-                    "resource-schema-identity-invalid",
+                    codes.RESOURCE_SCHEMA_IDENTITY_INVALID,
                     f"Action {action.id} {name} {rel} must declare a versioned protocol "
                     "identity: $id like name/v1, equal to properties.protocol.const when present",
                 )
@@ -137,7 +138,7 @@ def _input_problems(
             pointer = join_pointer(pointer, token)
         return [
             schema_origin.at(pointer).fail(
-                "resource-schema-invalid",
+                codes.RESOURCE_SCHEMA_INVALID,
                 f"Input schema of resource {resource.id} is not a valid JSON Schema: "
                 f"{pointer or '/'} {exc.message}",
             )
@@ -155,6 +156,8 @@ def _input_problems(
         pointer = "/input"
         for token in error.absolute_path:
             pointer = join_pointer(pointer, token)
-        diag = origin.at(pointer).diagnostic("resource-input-invalid", f"{pointer} {error.message}")
+        diag = origin.at(pointer).diagnostic(
+            codes.RESOURCE_INPUT_INVALID, f"{pointer} {error.message}"
+        )
         diagnostics.append(diag)
-    return [AgentGraphError("resource-input-invalid", message, diagnostics)]
+    return [AgentGraphError(codes.RESOURCE_INPUT_INVALID, message, diagnostics)]

@@ -19,8 +19,9 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
+from ... import codes
 from ...documents import schema
 from ...documents.paths import Origin, portable, resolve_contained
 from ...documents.sourcemap import Document
@@ -48,8 +49,14 @@ _RESOURCE_MEMBERS = tuple(
 
 T = TypeVar("T")
 
+#: The code of a second definition of one id, by kind (the ``kind`` of :meth:`unique`).
+_ID_DUPLICATE: Final = {
+    "Action": codes.ACTION_ID_DUPLICATE,
+    "Resource": codes.RESOURCE_ID_DUPLICATE,
+}
 
-def near_code(code: str, codes: list[str]) -> str | None:
+
+def near_code(code: str, catalogued: list[str]) -> str | None:
     """The catalog code most like ``code`` (did-you-mean), or ``None``.
 
     Codes are compared after the dotted segments they share (``route.report.``), so
@@ -57,7 +64,7 @@ def near_code(code: str, codes: list[str]) -> str | None:
     while ``route.report.drafting`` still finds ``route.report.draft``.
     """
     best: tuple[float, str] | None = None
-    for candidate in codes:
+    for candidate in catalogued:
         ours, theirs = code.split("."), candidate.split(".")
         shared = 0
         while shared < min(len(ours), len(theirs)) - 1 and ours[shared] == theirs[shared]:
@@ -125,7 +132,7 @@ class ProviderLoader:
         if existing is not None and existing != loaded.path:
             self.sink.add_error(
                 Origin(loaded.rel, loaded.doc.source, "/id").fail(
-                    f"{kind.lower()}-id-duplicate",
+                    _ID_DUPLICATE[kind],
                     f"{kind} id {loaded.id} is declared by both {existing} and {loaded.path}",
                 )
             )
@@ -252,7 +259,7 @@ class ProviderLoader:
             if code in catalog.entries:
                 self.sink.add_error(
                     at.at(f"/codes/{index}/code").fail(
-                        "code-catalog-code-duplicate",
+                        codes.CODE_CATALOG_CODE_DUPLICATE,
                         f"Code catalog contains duplicate code: {code}",
                     )
                 )
@@ -269,7 +276,7 @@ class ProviderLoader:
             if resource.dynamic:
                 self.sink.add_error(
                     at.at(f"/codes/{index}/document").fail(
-                        "code-document-dynamic",
+                        codes.CODE_DOCUMENT_DYNAMIC,
                         f"Code {entry['code']} must reference a static document resource",
                     )
                 )
@@ -300,7 +307,7 @@ class ProviderLoader:
             if graph_id in self.graphs:
                 self.sink.add_error(
                     Origin(rel, doc.source, "/id").fail(
-                        "graph-id-duplicate",
+                        codes.GRAPH_ID_DUPLICATE,
                         f"Provider {manifest.get('id')} contains duplicate graph id: {graph_id}",
                     )
                 )
@@ -388,14 +395,14 @@ class ProviderLoader:
             if child is None:
                 self.sink.add_error(
                     at.at(f"{base}/graph").fail(
-                        "subgraph-missing",
+                        codes.SUBGRAPH_MISSING,
                         f"Graph {graph_id} references missing subgraph {child_id}",
                     )
                 )
             elif node["entry"] not in child.definition["entrypoints"]:
                 self.sink.add_error(
                     at.at(f"{base}/entry").fail(
-                        "subgraph-entry-missing",
+                        codes.SUBGRAPH_ENTRY_MISSING,
                         f"Graph {graph_id} references missing entry {child_id}#{node['entry']}",
                     )
                 )
@@ -425,7 +432,7 @@ class ProviderLoader:
             if inspection is not None and inspection.definition["effect"] != "read":
                 self.sink.add_error(
                     at.at(f"{base}/inspectionAction").fail(
-                        "gate-inspection-effect-invalid",
+                        codes.GATE_INSPECTION_EFFECT_INVALID,
                         f"Gate {name} inspection Action {inspection.id} must use effect: read",
                     )
                 )
@@ -435,14 +442,14 @@ class ProviderLoader:
             if gate.get("delegatable") is not True or "authority" not in gate:
                 self.sink.add_error(
                     at.at(f"{base}/delegated").fail(
-                        "gate-delegated-policy-invalid",
+                        codes.GATE_DELEGATED_POLICY_INVALID,
                         f"Gate {name} declares delegated execution without a delegatable authority",
                     )
                 )
             if delegated.get("inspection") == "skip" and "inspectionAction" not in node:
                 self.sink.add_error(
                     at.at(f"{base}/delegated/inspection").fail(
-                        "gate-delegated-inspection-missing",
+                        codes.GATE_DELEGATED_INSPECTION_MISSING,
                         f"Gate {name} skips delegated inspection but has no inspection Action",
                     )
                 )
@@ -470,7 +477,7 @@ class ProviderLoader:
         if action is not None and action.definition["effect"] == "read":
             self.sink.add_error(
                 origin.fail(
-                    "gate-resolution-effect-invalid",
+                    codes.GATE_RESOLUTION_EFFECT_INVALID,
                     f"{what} Action {action.id} must use effect: write or external",
                 )
             )
@@ -507,7 +514,7 @@ class ProviderLoader:
         )
         self.sink.add_error(
             Origin(graph.rel, graph.doc.source, f"/nodes/{index}/graph").fail(
-                "graph-recursion", f"Cross-graph recursion is not allowed: {' -> '.join(trail)}"
+                codes.GRAPH_RECURSION, f"Cross-graph recursion is not allowed: {' -> '.join(trail)}"
             )
         )
 
@@ -538,7 +545,7 @@ class ProviderLoader:
                 entry = self.catalog.entries.get(code)
                 if entry is None:
                     error = origin.fail(
-                        "route-reason-code-missing",
+                        codes.ROUTE_REASON_CODE_MISSING,
                         f"Graph {gid} node {node.get('id')} reasonCode is not declared by the "
                         f"Provider code catalog: {code}",
                     )
@@ -547,7 +554,7 @@ class ProviderLoader:
                 elif entry["kind"] != "route-reason":
                     self.sink.add_error(
                         origin.fail(
-                            "route-reason-code-kind-invalid",
+                            codes.ROUTE_REASON_CODE_KIND_INVALID,
                             f"Graph {gid} node {node['id']} reasonCode must use a route-reason "
                             f"catalog entry: {code}",
                         )

@@ -18,6 +18,7 @@ import shlex
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from ... import codes
 from ...documents.files import read_text
 from ...documents.paths import Origin, portable
 from ...errors import AgentGraphError, Diagnostic
@@ -77,7 +78,7 @@ def bound_skill_warnings(
             )
             out.append(
                 here.at("/metadata/agent-graph.graph").diagnostic(
-                    "skill-graph-missing", message, "warning"
+                    codes.SKILL_GRAPH_MISSING, message, "warning"
                 )
             )
         elif binding.entry not in graph.definition["entrypoints"]:
@@ -89,7 +90,7 @@ def bound_skill_warnings(
             )
             out.append(
                 here.at("/metadata/agent-graph.entry").diagnostic(
-                    "skill-entry-missing", message, "warning"
+                    codes.SKILL_ENTRY_MISSING, message, "warning"
                 )
             )
     return out
@@ -134,5 +135,5 @@ def unlisted_file_warnings(
                 f"(add `- {rel}` under files:)"
             )
             here = Origin(action.rel, action.doc.source, "/command")
-            out.append(here.diagnostic("action-file-unlisted", message, "warning"))
+            out.append(here.diagnostic(codes.ACTION_FILE_UNLISTED, message, "warning"))
     return out

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ... import codes
 from ...bundles.binding import BoundIR, verify_ir
 from ...bundles.manifest import Bundle, check_identity, is_bundle, verify_manifest
 from ...bundles.trust import TrustStore
@@ -208,7 +209,7 @@ def verify_bundle_ir(state: ProviderState) -> None:
     encode(state)
     if state.data != bound.data:
         raise AgentGraphError(
-            "bundle-ir-unverified",
+            codes.BUNDLE_IR_UNVERIFIED,
             f"Bundle IR {bound.digest} is not what the bundle's sources compile to; "
             "rebuild the bundle (agc build) from its sources",
         )

@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ... import codes
 from ...documents import schema
 from ...documents.paths import Origin, contained_file, portable
 from ...documents.sources import read_markdown, read_structured
@@ -54,7 +55,7 @@ def load_resource(
             if protocol == "legacy":
                 warnings.append(
                     Origin(rel, doc.source, "/schema").diagnostic(
-                        "resource-protocol-legacy",
+                        codes.RESOURCE_PROTOCOL_LEGACY,
                         f"Resource {value['id']} uses the 0.2 descriptor identity "
                         f"{LEGACY_RESOURCE}; 0.3 splits it into agent-graph.resource.file.v1 "
                         "and agent-graph.resource.graph-action.v1",
@@ -83,12 +84,12 @@ def load_resource(
             (p for p, v in (("/id", rid), ("/kind", kind)) if not isinstance(v, str)), "/media-type"
         )
         raise here.at(bad).fail(
-            "resource-metadata-invalid",
+            codes.RESOURCE_METADATA_INVALID,
             f"Resource {path} must declare string id, kind, and media-type",
         )
     if kind not in STATIC_KINDS:
         raise here.at("/kind").fail(
-            "resource-kind-invalid", f"Static resource {path} has unsupported kind: {kind}"
+            codes.RESOURCE_KIND_INVALID, f"Static resource {path} has unsupported kind: {kind}"
         )
     return LoadedResource(rid, kind, media, "markdown", path, rel, path, doc)
 
@@ -105,7 +106,7 @@ def locate(root: Path, reference: str, labels: tuple[str, str], origin: Origin) 
     try:
         return contained_file(root, reference, labels, origin)
     except AgentGraphError as error:
-        if error.code != "file-missing":
+        if error.code != codes.FILE_MISSING:
             raise
         suggestion = near_file(root, reference)
         if suggestion is None:

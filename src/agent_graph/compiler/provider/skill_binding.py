@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ... import codes
 from ...documents.paths import Origin, display_path
 from ...documents.sources import parse_frontmatter, read_markdown
 
@@ -42,14 +43,14 @@ def read_skill_binding(skill_path: str | os.PathLike[str], text: str | None = No
     metadata = doc.value.get("metadata")
     if not isinstance(metadata, dict):
         raise here.at("/metadata").fail(
-            "skill-binding-missing", f"Skill {absolute} does not declare Agent Graph metadata"
+            codes.SKILL_BINDING_MISSING, f"Skill {absolute} does not declare Agent Graph metadata"
         )
     values: dict[str, str] = {}
     for key, name in _BINDING_KEYS:
         value = metadata.get(key)
         if not isinstance(value, str) or not value.strip():
             raise here.at(f"/metadata/{key}" if key in metadata else "/metadata").fail(
-                "skill-binding-missing", f"Skill {absolute} does not declare metadata.{key}"
+                codes.SKILL_BINDING_MISSING, f"Skill {absolute} does not declare metadata.{key}"
             )
         values[name] = value.strip()
     return SkillBinding(

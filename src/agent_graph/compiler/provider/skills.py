@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ... import codes
 from ...documents.paths import Origin, display_path, ensure_file
 from ...documents.sourcemap import join_pointer
 from ...documents.sources import read_structured
@@ -60,14 +61,14 @@ def read_registry(path: str | os.PathLike[str]) -> Registry:
     here = Origin(display, doc.source)
     value = doc.value
     if not isinstance(value, dict):
-        raise here.fail("registry-invalid", f"Provider registry must be an object: {path}")
+        raise here.fail(codes.REGISTRY_INVALID, f"Provider registry must be an object: {path}")
     # like the reference's `providers ?? root`: a null providers member means the whole file
     nested = value.get("providers")
     pointer = "" if nested is None else "/providers"
     providers = value if nested is None else nested
     if not isinstance(providers, dict):
         raise here.at(pointer).fail(
-            "registry-invalid", f"Provider registry providers must be an object: {path}"
+            codes.REGISTRY_INVALID, f"Provider registry providers must be an object: {path}"
         )
     paths: dict[str, Path] = {}
     origins: dict[str, Origin] = {}
@@ -75,7 +76,7 @@ def read_registry(path: str | os.PathLike[str]) -> Registry:
         origin = here.at(join_pointer(pointer, provider_id))
         if not isinstance(manifest, str):
             raise origin.fail(
-                "registry-invalid", f"Provider {provider_id} must map to a manifest path"
+                codes.REGISTRY_INVALID, f"Provider {provider_id} must map to a manifest path"
             )
         paths[provider_id] = Path(os.path.normpath(absolute.parent / manifest))
         origins[provider_id] = origin
@@ -95,10 +96,10 @@ def resolve_skill_binding(
     if locator.startswith("path:"):
         reference = locator[len("path:") :]
         if not reference:
-            raise here.fail("skill-locator-invalid", f"Skill path locator is empty: {skill}")
+            raise here.fail(codes.SKILL_LOCATOR_INVALID, f"Skill path locator is empty: {skill}")
         if os.path.isabs(reference) or _DRIVE_ABSOLUTE.match(reference):
             raise here.fail(
-                "skill-locator-absolute", f"Skill path locator must be relative: {skill}"
+                codes.SKILL_LOCATOR_ABSOLUTE, f"Skill path locator must be relative: {skill}"
             )
         manifest_path = Path(os.path.normpath(skill.parent / reference))
         ensure_file(manifest_path, "skill provider manifest", here)
@@ -107,7 +108,7 @@ def resolve_skill_binding(
         registered = registry.paths.get(provider_id) if registry is not None else None
         if registered is None:
             raise here.fail(
-                "provider-unresolved",
+                codes.PROVIDER_UNRESOLVED,
                 f"Provider {provider_id} is not available: no Provider registry maps it to a "
                 "manifest (agc --registry FILE, or read_registry(FILE) from Python; "
                 "see docs/registry.md)",
@@ -115,7 +116,7 @@ def resolve_skill_binding(
         manifest_path = registered
     else:
         raise here.fail(
-            "skill-locator-invalid", f"Unsupported agent-graph locator in {skill}: {locator}"
+            codes.SKILL_LOCATOR_INVALID, f"Unsupported agent-graph locator in {skill}: {locator}"
         )
     ensure_file(manifest_path, "registered provider manifest", here)
     state = run(PROVIDER_PASSES, new_state(manifest_path, None, None), stop_after=CHECKED)
@@ -124,17 +125,17 @@ def resolve_skill_binding(
     if locator.startswith("provider:") and provider.id != locator[len("provider:") :]:
         assert registry is not None  # a provider: locator resolved only through the registry
         raise registry.origins[locator[len("provider:") :]].fail(
-            "provider-id-mismatch",
+            codes.PROVIDER_ID_MISMATCH,
             f"Registry key {locator[len('provider:') :]} resolved to Provider {provider.id}",
         )
     graph = provider.graphs.get(binding.graph)
     if graph is None:
         raise here.at("/metadata/agent-graph.graph").fail(
-            "skill-graph-missing", f"Skill {skill} selects missing Graph {binding.graph}"
+            codes.SKILL_GRAPH_MISSING, f"Skill {skill} selects missing Graph {binding.graph}"
         )
     if binding.entry not in graph.definition["entrypoints"]:
         raise here.at("/metadata/agent-graph.entry").fail(
-            "skill-entry-missing",
+            codes.SKILL_ENTRY_MISSING,
             f"Skill {skill} selects missing Entry {binding.graph}#{binding.entry}",
         )
     return ResolvedBinding(binding, manifest_path, state)

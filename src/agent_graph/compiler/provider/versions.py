@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ... import codes
 from ...documents.paths import Origin
 from ...errors import Diagnostic
 from ...protocol import PROTOCOL_VERSION
@@ -88,7 +89,7 @@ def compatibility_warnings(manifest: dict[str, Any], here: Origin) -> list[Diagn
         return []
     return [
         here.at("/compatibility/agentGraph").diagnostic(
-            "compatibility-range-excludes",
+            codes.COMPATIBILITY_RANGE_EXCLUDES,
             f"compatibility.agentGraph {declared!r} does not admit protocol {PROTOCOL_VERSION}; "
             "the Provider is loaded anyway (ranges are declarations, not checks)",
             "warning",

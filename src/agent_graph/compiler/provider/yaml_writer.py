@@ -14,6 +14,7 @@ import json
 import re
 from typing import Any
 
+from ... import codes
 from ...canonical import (
     _escape_lone_surrogates,
 )
@@ -206,7 +207,7 @@ def provider_yaml(manifest: dict[str, Any]) -> str:
         except (TypeError, ValueError):
             continue
     raise AgentGraphError(  # only text YAML cannot hold, such as a lone surrogate
-        "build-manifest-unwritable",
+        codes.BUILD_MANIFEST_UNWRITABLE,
         "The Provider manifest holds text that YAML cannot represent; provider.yaml would "
         "not read back unchanged",
     )

@@ -20,6 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ... import codes
 from .protocol import AgentAnswer, AgentFailure, AgentRequest
 
 
@@ -67,11 +68,11 @@ def from_spec(rest: str) -> ScriptAdapter:
     from ...errors import AgentGraphError
 
     if not rest:
-        raise AgentGraphError("agent-spec-invalid", "script: needs a file: --agent script:FILE")
+        raise AgentGraphError(codes.AGENT_SPEC_INVALID, "script: needs a file: --agent script:FILE")
     try:
         return ScriptAdapter(rest)
     except (OSError, UnicodeDecodeError) as error:
         reason = getattr(error, "strerror", None) or str(error)
         raise AgentGraphError(
-            "agent-spec-invalid", f"Cannot read the answer script {rest}: {reason}"
+            codes.AGENT_SPEC_INVALID, f"Cannot read the answer script {rest}: {reason}"
         ) from None

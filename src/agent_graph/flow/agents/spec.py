@@ -15,10 +15,11 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Final
 
+from ... import codes
 from ...errors import AgentGraphError
 from .protocol import AgentAdapter
 
-SPEC_INVALID: Final = "agent-spec-invalid"
+SPEC_INVALID: Final = codes.AGENT_SPEC_INVALID
 HINT: Final = 'use script:FILE, command:["prog", "arg"…], command:NAME, claude[:…] or codex[:…]'
 _MODULES: Final = {"script": "script", "command": "command", "claude": "claude", "codex": "codex"}
 

@@ -1,8 +1,9 @@
 """Error and diagnostic types shared by the compiler, the VM and the CLI.
 
-Hosts branch on ``code``; messages are for people. Every code is listed, with its
-meaning, in :mod:`agent_graph.error_codes` and documented in ``docs/error-codes.md``
-(``tests/test_error_codes.py`` keeps the source, the catalogue and the docs in step).
+Hosts branch on ``code``; messages are for people. Every code is a constant of
+:mod:`agent_graph.codes`, given its meaning in :mod:`agent_graph.error_codes` and
+documented in ``docs/error-codes.md`` (``tests/test_error_codes.py`` keeps the three and
+the source in step).
 A diagnostic carries the provider-relative ``path`` of the file it points into and,
 when known, the 1-based ``line``/``column`` and the JSON pointer of the offending value.
 """

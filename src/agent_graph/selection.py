@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Final, Literal
 
+from . import codes
 from .errors import AgentGraphError, Diagnostic
 from .frozen import record
 
@@ -78,7 +79,9 @@ class ManifestMissing(AgentGraphError):
     ``provider.yaml`` was looked for (None when a named file is missing)."""
 
     def __init__(self, message: str, path: str, directory: str | None) -> None:
-        super().__init__("file-missing", message, [Diagnostic("file-missing", message, path=path)])
+        super().__init__(
+            codes.FILE_MISSING, message, [Diagnostic(codes.FILE_MISSING, message, path=path)]
+        )
         self.directory = directory
 
 

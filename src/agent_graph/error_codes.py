@@ -148,7 +148,7 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
         ),
         codes.RUN_LOCKED: "another writer held the Run's lock for over a minute",
         codes.RUN_LOCK_INVALID: (
-            "the Run's lock is a symbolic link, a directory or not a regular file"
+            "a Run's (or Flow Run record's) lock is a symlink, a directory or not a regular file"
         ),
         codes.FILE_WRITE_FAILED: "the Run (or another output) cannot be written",
     },

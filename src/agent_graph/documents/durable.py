@@ -9,8 +9,8 @@ beside Flow Runs write through :func:`write_durably`, so each has every property
   after a crash at any moment the target is the complete old or the complete new version;
 * a replaced file keeps its permissions;
 * temporary files of this target left by writers that were killed are removed first. Only
-  a writer holding the target's lock writes them, and the caller holds it, so any that
-  exist are abandoned.
+  a writer holding the target's lock (:mod:`agent_graph.documents.locks`) writes them,
+  and the caller holds it, so any that exist are abandoned.
 
 Errors are ``OSError`` (``FileExistsError`` for a new file that exists): each store says
 what failed in its own words and codes.

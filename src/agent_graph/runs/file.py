@@ -8,7 +8,8 @@ the complete new version, never a mixture. New files (``start``, ``checkpoint``,
 anything that appeared in the meantime.
 
 Concurrency: every mutation holds an advisory lock (``flock`` on a sidecar
-``.<name>.lock`` in the same directory, which stays there) for its whole
+``.<name>.lock`` in the same directory, which stays there; the lock both Run stores
+share, :mod:`agent_graph.documents.locks`, here waiting its turn) for its whole
 read-modify-write, so concurrent writers in any number of processes are
 serialised and none loses an event. The kernel drops the lock of a process that
 dies. Readers take no lock: they always see a complete version. Symbolic links to
@@ -27,17 +28,14 @@ to ``on_wait`` (default: :data:`WAIT_NOTICE`, which ``agc`` sets for human outpu
 
 from __future__ import annotations
 
-import errno
 import os
-import stat
-import sys
-import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..documents import locks
 from ..documents.durable import write_durably
 from ..documents.files import fsync_directory
 from ..errors import AgentGraphError
@@ -56,85 +54,10 @@ DEFAULT_LOCK_TIMEOUT = 60.0
 WAIT_NOTICE: ContextVar[Callable[[str], None] | None] = ContextVar(
     "agent_graph_run_lock_wait_notice", default=None
 )
-# Open a lock without following a symbolic link (ELOOP, or EMLINK on FreeBSD, if it is one).
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_LOCK_FLAGS = (
-    os.O_RDWR | os.O_CREAT | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-)
-
-
-def _lock_name(name: str) -> str:
-    return f".{name}.lock"
-
-
-def _record_holder(fd: int) -> None:
-    """Write our process id into the lock we now hold (best effort: never fails a write)."""
-    data = f"{os.getpid()}\n".encode("ascii")
-    with suppress(OSError):
-        if hasattr(os, "pwrite"):
-            os.pwrite(fd, data, 0)
-        else:  # pragma: no cover - Windows: the locked byte is ours to write
-            os.lseek(fd, 0, os.SEEK_SET)
-            os.write(fd, data)
-            os.lseek(fd, 0, os.SEEK_SET)
-        os.ftruncate(fd, len(data))
-
-
-def _holder(fd: int) -> int | None:
-    """The process id the lock's holder wrote, when it can be read."""
-    try:
-        if hasattr(os, "pread"):
-            data = os.pread(fd, 32, 0)
-        else:  # pragma: no cover - Windows refuses to read a locked byte anyway
-            return None
-    except OSError:
-        return None
-    text = data.split(b"\n", 1)[0].strip()
-    if not text.isdigit() or len(text) > 10:
-        return None
-    pid = int(text)
-    if pid <= 0:
-        return None
-    if sys.platform != "win32":  # left by a holder that was killed, and another holds it now?
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return None
-        except OSError:  # EPERM: it exists, as another user
-            pass
-    return pid
 
 
 def _holder_text(pid: int | None) -> str:
     return "Another process" if pid is None else f"Process {pid}"
-
-
-if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
-    import msvcrt
-
-    def _try_lock(fd: int) -> bool:
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        except OSError:
-            return False
-        return True
-
-    def _unlock(fd: int) -> None:
-        os.lseek(fd, 0, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-
-else:
-    import fcntl
-
-    def _try_lock(fd: int) -> bool:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
-
-    def _unlock(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 def read_document(path: Path, display: str, provider: str | None = None) -> dict[str, Any]:
@@ -230,84 +153,42 @@ class FileRunStore(BaseRunStore[Path]):
 
     @contextmanager
     def _locked(self, keys: Sequence[Path]) -> Iterator[None]:
-        # one global order (sorted lock paths) so two multi-Run operations cannot deadlock
-        paths = sorted({self._real(key).parent / _lock_name(self._real(key).name) for key in keys})
-        held: list[int] = []
         try:
-            for path in paths:  # one at a time: those held are released if one fails
-                held.append(self._acquire(path))  # noqa: PERF401
+            held = locks.take(keys, timeout=self.lock_timeout, on_wait=self._wait_notice())
+        except locks.LockError as error:
+            raise self._lock_refusal(error) from None
+        with held:
             yield
-        finally:
-            for fd in reversed(held):
-                try:
-                    with suppress(OSError):  # the holder's id is no longer true
-                        os.ftruncate(fd, 0)
-                    _unlock(fd)
-                finally:
-                    os.close(fd)
 
-    @staticmethod
-    def _lock_invalid(path: Path, what: str) -> AgentGraphError:
-        return AgentGraphError(
-            "run-lock-invalid",
-            f"The Run lock {path} is {what}, not a lock file agc made; "
-            "remove it if no agc process is running on this Run",
-        )
+    def _lock_refusal(self, error: locks.LockError) -> AgentGraphError:
+        path = error.path
+        if isinstance(error, locks.LockInvalid):
+            return AgentGraphError(
+                "run-lock-invalid",
+                f"The Run lock {path} is {error.what}, not a lock file agc made; "
+                "remove it if no agc process is running on this Run",
+            )
+        if isinstance(error, locks.LockBusy):
+            return AgentGraphError(
+                "run-locked",
+                f"{_holder_text(error.holder)} has held the lock {path} for over "
+                f"{self.lock_timeout:g} s; is a writer stuck?",
+            )
+        return AgentGraphError("file-write-failed", f"Cannot lock {path}: {error.reason}")
 
-    def _open_lock(self, path: Path) -> int:
-        """The lock's descriptor; creates the file, never follows a link or makes a directory."""
-        if not _NOFOLLOW and os.path.islink(path):  # pragma: no cover - no O_NOFOLLOW (Windows)
-            raise self._lock_invalid(path, "a symbolic link")
-        try:
-            fd = os.open(path, _LOCK_FLAGS, 0o666)
-        except OSError as error:
-            if error.errno in (errno.ELOOP, errno.EMLINK) or os.path.islink(path):
-                raise self._lock_invalid(path, "a symbolic link") from None
-            if error.errno == errno.EISDIR or os.path.isdir(path):
-                raise self._lock_invalid(path, "a directory") from None
-            raise AgentGraphError(
-                "file-write-failed", f"Cannot lock {path}: {error.strerror or error}"
-            ) from None
-        try:
-            regular = stat.S_ISREG(os.fstat(fd).st_mode)
-        except OSError:  # pragma: no cover - fstat of an open descriptor
-            regular = False
-        if not regular:
-            os.close(fd)
-            raise self._lock_invalid(path, "not a regular file")
-        return fd
+    def _wait_notice(self) -> Callable[[Path, int | None], None] | None:
+        say = self.on_wait if self.on_wait is not None else WAIT_NOTICE.get()
+        if say is None:
+            return None
 
-    def _acquire(self, path: Path) -> int:
-        fd = self._open_lock(path)
-        deadline = time.monotonic() + self.lock_timeout
-        delay = 0.0005
-        waiting = False
-        while not _try_lock(fd):
-            if not waiting:
-                waiting = True
-                self._notify_wait(path, fd)
-            if time.monotonic() >= deadline:
-                holder = _holder_text(_holder(fd))
-                os.close(fd)
-                raise AgentGraphError(
-                    "run-locked",
-                    f"{holder} has held the lock {path} for over "
-                    f"{self.lock_timeout:g} s; is a writer stuck?",
-                )
-            time.sleep(delay)
-            delay = min(delay * 2, 0.02)
-        _record_holder(fd)
-        return fd
+        def waiting(path: Path, holder: int | None) -> None:
+            text = _holder_text(holder)
+            say(
+                f"Waiting for the lock {path}: {text[0].lower() + text[1:]} holds it "
+                f"(giving up after {self.lock_timeout:g} s)"
+            )
 
-    def _notify_wait(self, path: Path, fd: int) -> None:
-        notice = self.on_wait if self.on_wait is not None else WAIT_NOTICE.get()
-        if notice is None:
-            return
-        holder = _holder_text(_holder(fd))
-        notice(
-            f"Waiting for the lock {path}: {holder[0].lower() + holder[1:]} holds it "
-            f"(giving up after {self.lock_timeout:g} s)"
-        )
+        return waiting
 
     # -- writing -------------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ CATEGORIES: Final = (
 TARGET_EXISTS: Final = "run-target-exists"
 STATE_INVALID: Final = "run-state-invalid"
 BUSY: Final = "run-busy"
+LOCK_INVALID: Final = "run-lock-invalid"
 RECORD_INVALID: Final = "run-record-invalid"
 RECORD_MODIFIED: Final = "run-record-modified"
 NOT_RESUMABLE: Final = "run-not-resumable"

@@ -14,11 +14,14 @@ in document order) without that member; a record edited outside agc (or of anoth
 tool) is refused on resume (``run-record-modified``) instead of being run from a state
 the runner never wrote.
 
-Concurrency: a Run is driven by one process at a time. :meth:`RunFile.lock` takes an
-advisory ``flock`` on ``.<name>.lock`` beside the real file for the whole run or resume
-and never waits: a second ``resume`` of the same Run is refused at once (``run-busy``).
-The kernel drops the lock of a process that dies, so a crash never leaves it held.
-Readers (``status``, ``events``) take no lock: they always see a whole version.
+Concurrency: a Run is driven by one process at a time. :meth:`RunFile.lock` takes the
+writer lock both Run stores share (:mod:`agent_graph.documents.locks`: an advisory
+``flock`` on ``.<name>.lock`` beside the real file, holding the holder's process id) for
+the whole run or resume and never waits: a second ``resume`` of the same Run is refused
+at once (``run-busy``). A lock file that is a symbolic link, a directory or not a regular
+file is refused (``run-lock-invalid``), never followed. The kernel drops the lock of a
+process that dies, so a crash never leaves it held. Readers (``status``, ``events``)
+take no lock: they always see a whole version.
 
 Test-only crash hook: with ``AGC_FLOW_CRASH_AFTER_COMMIT=N`` in the environment the
 process SIGKILLs itself right after its N-th commit (counted per process, new records
@@ -35,14 +38,16 @@ import os
 import signal
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
+from ...documents import locks
 from ...documents.durable import write_durably
 from ...errors import AgentGraphError, Diagnostic
 from .failures import (
     BUSY,
+    LOCK_INVALID,
     RECORD_INVALID,
     RECORD_MODIFIED,
     STATE_INVALID,
@@ -59,7 +64,6 @@ MAX_RECORD_BYTES: Final = 1 << 30
 
 _commits = 0
 _commits_lock = threading.Lock()
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def canonical(document: dict[str, Any]) -> bytes:
@@ -123,36 +127,26 @@ class RunFile:
     @contextmanager
     def lock(self) -> Iterator[None]:
         """Hold the Run's lock, or refuse at once (``run-busy``) if another process does."""
-        import fcntl
-
-        real = self.real
-        lock = real.parent / f".{real.name}.lock"
         try:
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT | _NOFOLLOW | os.O_CLOEXEC, 0o666)
-        except OSError as error:
+            held = locks.take([self.path])  # timeout 0: a Run has one driver, never a queue
+        except locks.LockBusy as error:
             raise AgentGraphError(
-                WRITE_FAILED, f"Cannot lock {lock}: {error.strerror or error}"
+                BUSY,
+                f"Another agc process is running or resuming the Run {self.path} "
+                f"(it holds {error.path}); wait for it to end",
             ) from None
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise AgentGraphError(
-                    BUSY,
-                    f"Another agc process is running or resuming the Run {self.path} "
-                    f"(it holds {lock}); wait for it to end",
-                ) from None
-            with suppress(OSError):
-                os.ftruncate(fd, 0)
-                os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-            try:
-                yield
-            finally:
-                with suppress(OSError):
-                    os.ftruncate(fd, 0)
-                fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
-            os.close(fd)
+        except locks.LockInvalid as error:
+            raise AgentGraphError(
+                LOCK_INVALID,
+                f"The Run's lock {error.path} is {error.what}, not a lock file agc made; "
+                f"remove it if no agc process is running or resuming the Run {self.path}",
+            ) from None
+        except locks.LockError as error:
+            raise AgentGraphError(
+                WRITE_FAILED, f"Cannot lock {error.path}: {error.reason}"
+            ) from None
+        with held:
+            yield
 
     # -- reading -------------------------------------------------------------------------
 

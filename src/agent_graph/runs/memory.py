@@ -2,7 +2,8 @@
 
 Documents are stored as the bytes a file would hold and read back with the same
 codec and checks, so a Run behaves exactly as it would in :class:`FileRunStore`
-(same numbers, same errors); only durability differs. Thread-safe.
+(same numbers, same errors); only durability differs. Thread-safe: writers are serialised
+and readers, as with files, never wait for a writer's read-modify-write.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ class MemoryRunStore(BaseRunStore[str]):
     def __init__(self, *, clock: Clock = utc_now, ids: Callable[[], str] = new_run_id) -> None:
         super().__init__(clock=clock, ids=ids)
         self._runs: dict[str, bytes] = {}
-        self._lock = threading.RLock()
+        self._lock = threading.Lock()  # the mapping, for a moment
+        # a writer's whole read-modify-write: readers never wait for it, as with files
+        self._writers = threading.RLock()
 
     def _key(self, ref: RunRef) -> str:
         return os.fspath(ref)
@@ -50,7 +53,7 @@ class MemoryRunStore(BaseRunStore[str]):
 
     @contextmanager
     def _locked(self, keys: Sequence[str]) -> Iterator[None]:
-        with self._lock:
+        with self._writers:
             yield
 
     def _replace(self, key: str, document: dict[str, Any]) -> None:

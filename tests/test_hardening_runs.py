@@ -5,8 +5,9 @@
   by the stores before anything is written; a Run file holding one (written by an older
   version) is reported and left untouched. A command never reports failure for a write
   it made: output that cannot be encoded is printed escaped.
-* The lock is opened without following a symbolic link (``run-lock-invalid``), and
-  nothing (no directory, no lock file) is created for a Run that does not exist.
+* ``agc run start`` refuses a lock that is a symbolic link (``run-lock-invalid``; every
+  store's lock-file checks are in ``tests/test_store_conformance.py``), and nothing (no
+  directory, no lock file) is created for a Run that does not exist.
 * Every schema-valid event log is read (empty, or not starting with ``run.started``) and
   continued from its last sequence; a gap, a repeat or a decrease is ``run-invalid``.
 """
@@ -352,53 +353,12 @@ needs_symlinks = pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symbo
 
 
 @needs_symlinks
-@pytest.mark.parametrize("dangling", [True, False])
-def test_a_symlinked_lock_is_refused_and_not_followed(tmp_path: Path, dangling: bool) -> None:
-    path = tmp_path / "run.json"
-    before = started(path)
-    lock = tmp_path / ".run.json.lock"
-    lock.unlink()
-    victim = tmp_path / "victim"
-    if not dangling:
-        victim.write_text("mine\n", encoding="utf-8")
-    lock.symlink_to("victim")
-    store = FileRunStore(lock_timeout=0.5)
-    for operation in (
-        lambda: store.record(path, "report/draft", "completed"),
-        lambda: store.set_facts(path, {"a": 1}),
-        lambda: store.clear_authorities(path),
-        lambda: store.checkpoint(path, tmp_path / "cp.json"),
-    ):
-        error = failure(operation)
-        assert error.code == "run-lock-invalid", error.message
-        assert str(lock) in error.message
-    assert path.read_bytes() == before
-    assert lock.is_symlink()
-    if dangling:
-        assert not os.path.lexists(victim)  # was created by `run record`
-    else:
-        assert victim.read_text(encoding="utf-8") == "mine\n"
-    assert not (tmp_path / "cp.json").exists()
-
-
-@needs_symlinks
 def test_run_start_refuses_a_symlinked_lock(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (here / ".new.json.lock").symlink_to("elsewhere")
     args = ["run", "start", "report", "-m", MANIFEST, "--state", "new.json"]
     assert error_of(args, capsys)["code"] == "run-lock-invalid"
     assert listing(here) == [".new.json.lock"]
     assert not os.path.lexists(here / "elsewhere")  # was created, and new.json written
-
-
-def test_a_lock_that_is_a_directory_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "run.json"
-    before = started(path)
-    lock = tmp_path / ".run.json.lock"
-    lock.unlink()
-    lock.mkdir()
-    error = failure(lambda: FileRunStore().record(path, "report/draft", "completed"))
-    assert error.code == "run-lock-invalid"  # was file-write-failed: Is a directory
-    assert path.read_bytes() == before
 
 
 @needs_symlinks

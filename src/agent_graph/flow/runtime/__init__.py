@@ -6,7 +6,8 @@ runs the kept bytes again once the files still match their fingerprint. It impor
 front-end module (``agent_graph.compiler``): ``agent_graph.flow`` wires the two.
 
 Modules: ``render`` (prompts, JSON templates), ``commands`` (command visits through the
-exec layer), ``record``/``store``/``validate`` (the durable Run record), ``binding``
+exec layer), ``state`` (the Run record's vocabulary and typed views of its parts),
+``record``/``store``/``validate`` (the durable Run record), ``binding``
 (Agent bindings), ``interrupt`` (stop requests), ``runner`` (the coordinator),
 ``resume`` (recovery), ``api`` (the host's entry points). The record format, events,
 resume rules and error categories: ``docs/flow-runs.md``.

@@ -38,9 +38,10 @@ from .failures import (
 )
 from .interrupt import Stop, signals_stop
 from .program_files import fingerprint_on_disk
-from .record import Record, new_document, new_run_id
+from .record import Record, new_document, new_run_id, read
 from .resume import check_children
 from .runner import Runner, Settings, check_kinds
+from .state import At, EventType, RunDoc, RunStatus, Visit
 from .store import RunFile
 
 EventCallback = Callable[[dict[str, Any], int], None]
@@ -176,7 +177,7 @@ def start(
         command_timeout=command_timeout,
     )  # fmt: skip
     record = Record(document, file, on_event, 0)
-    record.event("run-started", task=task, cwd=where, agent=agent_ref)
+    record.event(EventType.RUN_STARTED, task=task, cwd=where, agent=agent_ref)
     with file.lock():
         file.keep_program(program.to_bytes(), program.digest)  # before a record names it
         record.create()
@@ -212,7 +213,7 @@ def resume(
     file = RunFile(state)
     file.read()  # a missing or damaged record is refused before a lock file is made
     with file.lock():
-        document = file.read()  # again, under the lock: the version we will drive
+        document = read(file)  # again, under the lock: the version we will drive
         program = _resumable(file, document, compile)
         adapter = _adapter(agent)
         if adapter is None and _needs_agent(program):
@@ -229,12 +230,12 @@ def resume(
     return _summary(record)
 
 
-def _kept(file: RunFile, document: dict[str, Any], entry: Path) -> FlowProgram | None:
+def _kept(file: RunFile, document: RunDoc, entry: Path) -> FlowProgram | None:
     """The program the Run started with, placed where its packages are now; None if none
     was kept (or its file is unreadable or damaged: the sources then decide)."""
-    digest = document.get("program")
-    data = file.kept_program(digest) if isinstance(digest, str) else None
-    if data is None:
+    digest = document.program
+    data = file.kept_program(digest) if digest is not None else None
+    if digest is None or data is None:
         return None
     try:
         return FlowProgram.from_bytes(data, expected_digest=digest, base=entry.parent.parent)
@@ -242,11 +243,11 @@ def _kept(file: RunFile, document: dict[str, Any], entry: Path) -> FlowProgram |
         return None
 
 
-def _compiled(entry: Path, compile: Compile | None, document: dict[str, Any]) -> FlowProgram:
+def _compiled(entry: Path, compile: Compile | None, document: RunDoc) -> FlowProgram:
     if compile is None:
         raise AgentGraphError(
             PROGRAM_MISSING,
-            f"Run {document['runId']} has no kept program to resume with: resume it through "
+            f"Run {document.run_id} has no kept program to resume with: resume it through "
             "agent_graph.flow.resume (or agc flow resume), which compiles its Flow",
         )
     try:
@@ -260,19 +261,19 @@ def _compiled(entry: Path, compile: Compile | None, document: dict[str, Any]) ->
         ) from None
 
 
-def _resumable(file: RunFile, document: dict[str, Any], compile: Compile | None) -> FlowProgram:
-    parent = document.get("parent")
+def _resumable(file: RunFile, document: RunDoc, compile: Compile | None) -> FlowProgram:
+    parent = document.parent
     if parent is not None:
         raise AgentGraphError(
             CHILD_DIRECT,
-            f"Run {document['runId']} is a child of Run {parent['runId']} and resumes only "
-            f"with it: agc flow resume --state {file.sibling(parent['state']).path}",
+            f"Run {document.run_id} is a child of Run {parent.run_id} and resumes only "
+            f"with it: agc flow resume --state {file.sibling(parent.state).path}",
         )
-    if document["status"] in ("completed", "failed"):
+    if document.status.ended:
         raise AgentGraphError(
-            NOT_RESUMABLE, f"Run {document['runId']} has {document['status']}; nothing to resume"
+            NOT_RESUMABLE, f"Run {document.run_id} has {document.status}; nothing to resume"
         )
-    entry = Path(document["entryPath"])
+    entry = Path(document.entry_path)
     if not entry.is_file():
         raise AgentGraphError(ENTRY_MISSING, f"The Run's Flow is gone: {entry} does not exist")
     program = _kept(file, document, entry)
@@ -285,45 +286,45 @@ def _resumable(file: RunFile, document: dict[str, Any], compile: Compile | None)
         if now is None:
             raise AgentGraphError(
                 FINGERPRINT_MISMATCH,
-                f"A Flow that {document['flow']} runs is gone since Run {document['runId']} "
+                f"A Flow that {document.flow} runs is gone since Run {document.run_id} "
                 f"started: {gone} has no FLOW.md; a Run resumes only on the files it started "
                 "with",
             )
     here = program.package_root(program.root)  # a kept program's entry, placed by entryPath
     holds = program.root.id if here == entry.parent else entry.parent.name
-    if holds != document["flow"]:
+    if holds != document.flow:
         raise AgentGraphError(
-            FLOW_MISMATCH, f"{entry} now holds Flow {holds}, not the Run's {document['flow']}"
+            FLOW_MISMATCH, f"{entry} now holds Flow {holds}, not the Run's {document.flow}"
         )
     if (
-        now != document["fingerprint"]
-        or program.record.fingerprint_version != document["fingerprintVersion"]
+        now != document.fingerprint
+        or program.record.fingerprint_version != document.fingerprint_version
     ):
         raise AgentGraphError(
             FINGERPRINT_MISMATCH,
-            f"The files of {document['flow']} or of a Flow it runs changed since Run "
-            f"{document['runId']} started (fingerprint {document['fingerprint']}, now "
+            f"The files of {document.flow} or of a Flow it runs changed since Run "
+            f"{document.run_id} started (fingerprint {document.fingerprint}, now "
             f"{now}); a Run resumes only on the files it started with",
         )
-    if not os.path.isdir(document["cwd"]):
+    if not os.path.isdir(document.cwd):
         raise AgentGraphError(
-            CWD_MISSING, f"The Run's working directory no longer exists: {document['cwd']}"
+            CWD_MISSING, f"The Run's working directory no longer exists: {document.cwd}"
         )
     _check_refs(program.root, document)
     check_children(file, document)
     return program
 
 
-def _check_refs(flow: r.Flow, document: dict[str, Any]) -> None:
+def _check_refs(flow: r.Flow, document: RunDoc) -> None:
     """The record's nodes are the Flow's (the fingerprint matched, so only a record
     written for another Flow can fail this)."""
     refs = {n.ref for n in flow.nodes}
-    cursor = document.get("cursor") or {}
-    named = [v["node"] for v in document["visits"]]
-    if cursor.get("at") == "node":
-        named.append(cursor.get("node"))
+    cursor = document.cursor
+    named = [v.node for v in document.visits]
+    if cursor is not None and cursor.at == At.NODE:
+        named.append(cursor.node)
     if any(ref not in refs for ref in named):
-        raise AgentGraphError(FLOW_MISMATCH, f"The record names nodes {document['flow']} lacks")
+        raise AgentGraphError(FLOW_MISMATCH, f"The record names nodes {document.flow} lacks")
 
 
 def _agent_hint(program: FlowProgram) -> str:
@@ -335,13 +336,13 @@ def _agent_hint(program: FlowProgram) -> str:
 
 def _summary(record: Record) -> RunSummary:
     doc = record.doc
-    state = doc["status"] if doc["status"] != "running" else "interrupted"
+    state = RunStatus.INTERRUPTED if doc.status == RunStatus.RUNNING else doc.status
     return RunSummary(
-        state=state,
+        state=state.value,
         run_id=record.run_id,
         flow=record.flow,
-        result=doc.get("conclusion"),
-        error=doc.get("error") if state == "failed" else None,
+        result=doc.conclusion,
+        error=doc.error if state == RunStatus.FAILED else None,
         path=record.file.path,
     )
 
@@ -349,49 +350,45 @@ def _summary(record: Record) -> RunSummary:
 def status(state: str | os.PathLike[str]) -> dict[str, Any]:
     """Where the Run stands: ``{"state","runId","flow","current"?,…}``."""
     file = RunFile(state)
-    doc = file.read()
-    out: dict[str, Any] = {"state": doc["status"], "runId": doc["runId"], "flow": doc["flow"]}
-    cursor = doc.get("cursor")
+    doc = read(file)
+    out: dict[str, Any] = {"state": doc.status.value, "runId": doc.run_id, "flow": doc.flow}
+    cursor = doc.cursor
     if cursor is not None:
-        if cursor["at"] == "node":
-            current = {"node": cursor["node"]}
-            if cursor.get("visit") is not None:
-                current["visit"] = cursor["visit"]
+        if cursor.at == At.NODE:
+            current = {"node": cursor.node}
+            if cursor.visit_id is not None:
+                current["visit"] = cursor.visit_id
         else:
-            rounds = {x["id"]: x for x in doc["rounds"]}
-            current_round = rounds[cursor["round"]]
-            current = {"fork": current_round["fork"], "round": current_round["id"]}
+            current_round = doc.current_round()
+            current = {"fork": current_round.fork, "round": current_round.id}
         out["current"] = current
-    out["visits"] = len(doc["visits"])
-    out["result"] = doc.get("conclusion")
-    if doc.get("error") is not None:
-        out["error"] = doc["error"]
-    out["agent"] = doc.get("agentBinding")
-    out["cwd"] = doc["cwd"]
-    out["entryPath"] = doc["entryPath"]
-    if doc.get("parent") is not None:
-        out["parent"] = doc["parent"]
-    out["children"] = [_child_status(file, v) for v in doc["visits"] if v.get("childRunId")]
-    out["startedAt"], out["updatedAt"] = doc["startedAt"], doc.get("updatedAt")
+    out["visits"] = doc.visit_count
+    out["result"] = doc.conclusion
+    if doc.error is not None:
+        out["error"] = doc.error
+    out["agent"] = doc.agent_binding
+    out["cwd"] = doc.cwd
+    out["entryPath"] = doc.entry_path
+    if doc.parent is not None:
+        out["parent"] = doc.raw["parent"]  # as recorded, member for member
+    out["children"] = [_child_status(file, v) for v in doc.visits if v.child is not None]
+    out["startedAt"], out["updatedAt"] = doc.started_at, doc.updated_at
     return out
 
 
-def _child_status(file: RunFile, visit: dict[str, Any]) -> dict[str, Any]:
+def _child_status(file: RunFile, visit: Visit) -> dict[str, Any]:
     """A child Run of ``visit``: its id, Flow, record (beside the parent's) and state
     (``not-started`` when its record was never written, ``unreadable`` when damaged)."""
-    child = file.sibling(visit["childState"])
+    link = visit.child
+    assert link is not None
+    child = file.sibling(link.state)
     try:
-        state = child.read()["status"] if child.exists() else "not-started"
+        state = read(child).status.value if child.exists() else "not-started"
     except AgentGraphError:
         state = "unreadable"
-    return {
-        "runId": visit["childRunId"],
-        "flow": visit.get("childFlow"),
-        "record": str(child.path),
-        "state": state,
-    }
+    return {"runId": link.run_id, "flow": link.flow, "record": str(child.path), "state": state}
 
 
 def events(state: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The Run's event log, in ``seq`` order (its child Runs' events are in their own)."""
-    return list(RunFile(state).read()["events"])
+    return [event.raw for event in read(RunFile(state)).events]

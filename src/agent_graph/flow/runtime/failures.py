@@ -8,22 +8,28 @@ record) are :class:`~agent_graph.errors.AgentGraphError` with one of the codes b
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Final
 
-#: C.31: the values of a Run's ``error.category``.
-CATEGORIES: Final = (
-    "agent_execution",
-    "agent_binding",
-    "outcome_validation",
-    "command_execution",
-    "command_interrupted",
-    "flow_reference",
-    "route_not_found",
-    "recovery",
-    "persistence",
-    "loop_limit",
-    "unknown",
-)
+
+class Category(StrEnum):
+    """C.31: the values of a Run's ``error.category``."""
+
+    AGENT_EXECUTION = "agent_execution"
+    AGENT_BINDING = "agent_binding"
+    OUTCOME_VALIDATION = "outcome_validation"
+    COMMAND_EXECUTION = "command_execution"
+    COMMAND_INTERRUPTED = "command_interrupted"
+    FLOW_REFERENCE = "flow_reference"
+    ROUTE_NOT_FOUND = "route_not_found"
+    RECOVERY = "recovery"
+    PERSISTENCE = "persistence"
+    LOOP_LIMIT = "loop_limit"
+    UNKNOWN = "unknown"
+
+
+#: The same values as plain strings (the package's public tuple).
+CATEGORIES: Final = tuple(c.value for c in Category)
 
 # Refusals of run / resume / status / events (documented in docs/error-codes.md).
 TARGET_EXISTS: Final = "run-target-exists"
@@ -55,12 +61,12 @@ class RunFailure(Exception):
     def __init__(self, category: str, summary: str, child_run_id: str | None = None) -> None:
         super().__init__(summary)
         assert category in CATEGORIES, category
-        self.category = category
+        self.category = Category(category)
         self.summary = summary
         self.child_run_id = child_run_id
 
     def to_json(self) -> dict[str, str]:
-        out = {"category": self.category, "summary": self.summary}
+        out = {"category": self.category.value, "summary": self.summary}
         if self.child_run_id is not None:
             out["childRunId"] = self.child_run_id
         return out

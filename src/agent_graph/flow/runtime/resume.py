@@ -17,58 +17,57 @@ drive, recording what it decided (``recoveries`` and a ``recovery`` event):
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from ...errors import AgentGraphError
 from ...ir import flow_records as r
 from .binding import BINDINGS
-from .failures import RECORD_INVALID, RunFailure
-from .record import Record, round_of
+from .failures import RECORD_INVALID, Category, RunFailure
+from .record import Record, read
+from .state import At, EventType, RunDoc, RunStatus, Strategy, Visit, VisitStatus
 from .store import RunFile
 
 #: How recovery fails the Run: the runner's own failure path (visit, failure).
-Fail = Callable[[dict[str, Any] | None, RunFailure], None]
+Fail = Callable[[Visit | None, RunFailure], None]
 
 
-def read_child(
-    file: RunFile, visit: dict[str, Any], parent_id: str, flow_id: str
-) -> dict[str, Any]:
+def read_child(file: RunFile, visit: Visit, parent_id: str, flow_id: str) -> RunDoc:
     """The child record a parent's 执行Flow visit names, checked to be that child."""
-    document = file.read()
-    parent = document.get("parent") or {}
+    link = visit.child
+    assert link is not None, "a 执行Flow visit names its child Run when it is committed"
+    document = read(file)
+    parent = document.parent
     if (
-        document["runId"] != visit.get("childRunId")
-        or parent.get("runId") != parent_id
-        or document["flow"] != flow_id
+        document.run_id != link.run_id
+        or parent is None
+        or parent.run_id != parent_id
+        or document.flow != flow_id
     ):
         raise AgentGraphError(
             RECORD_INVALID,
-            f"{file.path} is not the child Run {visit.get('childRunId')} of {flow_id} that "
-            f"visit {visit['id']} of Run {parent_id} started",
+            f"{file.path} is not the child Run {link.run_id} of {flow_id} that visit "
+            f"{visit.id} of Run {parent_id} started",
         )
     return document
 
 
-def check_children(file: RunFile, document: dict[str, Any]) -> None:
+def check_children(file: RunFile, document: RunDoc) -> None:
     """Before anything is committed: every child record the resume will read is whole."""
-    cursor = document.get("cursor") or {}
-    visit_id = cursor.get("visit")
+    cursor = document.cursor
+    visit_id = cursor.visit_id if cursor is not None else None
     if visit_id is None:
         return
-    visit = next(v for v in document["visits"] if v["id"] == visit_id)
-    name = visit.get("childState")
-    if not isinstance(name, str):
+    link = document.visit(visit_id).child
+    if link is None:
         return
-    child_file = file.sibling(name)
+    child_file = file.sibling(link.state)
     if not child_file.exists():
         return
-    parent_flow_child = visit.get("childFlow")
-    child = child_file.read()
-    if parent_flow_child is not None and child["flow"] != parent_flow_child:
+    child = read(child_file)
+    if child.flow != link.flow:
         raise AgentGraphError(RECORD_INVALID, f"{child_file.path} is a Run of another Flow")
-    if child["runId"] != visit.get("childRunId"):
+    if child.run_id != link.run_id:
         raise AgentGraphError(
-            RECORD_INVALID, f"{child_file.path} is not the child Run {visit.get('childRunId')}"
+            RECORD_INVALID, f"{child_file.path} is not the child Run {link.run_id}"
         )
     check_children(child_file, child)
 
@@ -81,64 +80,64 @@ def recover(record: Record, flow: r.Flow, rerun: bool, fail: Fail) -> None:
     """
     doc = record.doc
     refs = {node.ref: i for i, node in enumerate(flow.nodes)}
-    record.event("run-resumed", previous=doc["status"])
-    doc["status"] = "running"
-    binding = doc.get("agentBinding")
+    record.event(EventType.RUN_RESUMED, previous=doc.status.value)
+    doc.status = RunStatus.RUNNING
+    binding = doc.agent_binding
     if binding is not None and not BINDINGS.bind(binding, record.run_id):
         record.recovery(
-            "binding-dropped",
+            Strategy.BINDING_DROPPED,
             f"Agent {binding} is bound to another active Run; the binding is left empty",
         )
-        doc["agentBinding"] = None
-    cursor = doc["cursor"]
-    if cursor["at"] == "node" and cursor.get("visit") is not None:
-        visit = record.visit(cursor["visit"])
-        node = flow.nodes[refs[visit["node"]]]
-        if visit["status"] not in ("running", "interrupted"):
+        doc.agent_binding = None
+    cursor = doc.position
+    if cursor.at == At.NODE and cursor.visit_id is not None:
+        visit = record.visit(cursor.visit_id)
+        node = flow.nodes[refs[visit.node]]
+        if visit.status.ended:
             record.commit()
             return
         if node.kind == r.CALL:
-            visit["status"] = "running"
+            link = visit.child
+            assert link is not None, "a 执行Flow visit names its child Run when it is committed"
+            visit.status = VisitStatus.RUNNING
             record.recovery(
-                "resume-child",
-                f"{node.ref}: continuing child Run {visit['childRunId']}",
-                visit=visit["id"],
-                childRunId=visit["childRunId"],
+                Strategy.RESUME_CHILD,
+                f"{node.ref}: continuing child Run {link.run_id}",
+                visit=visit.id,
+                child_run_id=link.run_id,
             )
         elif node.kind == r.COMMAND and not rerun:
             _settle(record, visit)
             record.recovery(
-                "refuse-command",
+                Strategy.REFUSE_COMMAND,
                 f"{node.ref}: the command was interrupted; it is not run again",
-                visit=visit["id"],
+                visit=visit.id,
             )
             fail(None, _interrupted_command(node.ref))
             return
         else:
             _settle(record, visit)
-            strategy = "retry-agent" if node.kind != r.COMMAND else "rerun-command"
-            record.recovery(strategy, f"{node.ref}: visiting again", visit=visit["id"])
-            cursor["visit"] = None
-            cursor["retryOf"] = visit["id"]
-    elif cursor["at"] == "round":
-        current = round_of(doc, cursor["round"])
+            strategy = Strategy.RETRY_AGENT if node.kind != r.COMMAND else Strategy.RERUN_COMMAND
+            record.recovery(strategy, f"{node.ref}: visiting again", visit=visit.id)
+            cursor.retry(visit.id)
+    elif cursor.at == At.ROUND:
+        current = doc.current_round()
         stopped = []
-        for ref, visit_id in current["branches"].items():
+        for ref, visit_id in current.branches.items():
             if visit_id is None:
                 continue
             visit = record.visit(visit_id)
-            if visit["status"] not in ("running", "interrupted"):
+            if visit.status.ended:
                 continue
             _settle(record, visit)
             if rerun:
-                current["branches"][ref] = None
-                current.setdefault("retry", {})[ref] = visit_id
-                record.recovery("rerun-command", f"{ref}: running again", visit=visit_id)
+                current.rerun(ref, visit_id)
+                record.recovery(Strategy.RERUN_COMMAND, f"{ref}: running again", visit=visit_id)
             else:
                 stopped.append(ref)
         if stopped:
             record.recovery(
-                "refuse-command",
+                Strategy.REFUSE_COMMAND,
                 f"{', '.join(stopped)}: interrupted branch commands are not run again",
             )
             fail(None, _interrupted_command(", ".join(stopped)))
@@ -146,14 +145,14 @@ def recover(record: Record, flow: r.Flow, rerun: bool, fail: Fail) -> None:
     record.commit()
 
 
-def _settle(record: Any, visit: dict[str, Any]) -> None:
-    if visit["status"] == "running":
-        record.end_visit(visit, "interrupted", None)
+def _settle(record: Record, visit: Visit) -> None:
+    if visit.status == VisitStatus.RUNNING:
+        record.end_visit(visit, VisitStatus.INTERRUPTED, None)
 
 
 def _interrupted_command(refs: str) -> RunFailure:
     return RunFailure(
-        "command_interrupted",
+        Category.COMMAND_INTERRUPTED,
         f"{refs}: the command was interrupted and may have had effects; resume with "
         "--rerun-interrupted to run it again",
     )

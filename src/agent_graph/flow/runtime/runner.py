@@ -30,14 +30,36 @@ from typing import Any
 from ...errors import AgentGraphError
 from ...ir import flow_records as r
 from ...ir.flow_program import FlowProgram
-from ..agents.protocol import AgentAdapter, AgentAnswer, AgentFailure, AgentRequest, ResultChoice
+from ..agents.protocol import (
+    AgentAdapter,
+    AgentAnswer,
+    AgentFailure,
+    AgentRequest,
+    Marker,
+    ResultChoice,
+)
 from . import render
 from .binding import BINDINGS
 from .commands import run_command
-from .failures import CATEGORIES, Interrupted, RunFailure
+from .failures import CATEGORIES, Category, Interrupted, RunFailure
 from .interrupt import Stop
-from .record import EventSink, Record, new_document, now, round_of
+from .record import EventSink, Record, new_document, new_run_id, now
 from .resume import read_child, recover
+from .state import (
+    FINISH,
+    At,
+    ChildLink,
+    ContentStatus,
+    Cursor,
+    Entry,
+    EventType,
+    ParentLink,
+    Round,
+    RoundStatus,
+    RunStatus,
+    Visit,
+    VisitStatus,
+)
 
 COMMAND_RESULT = "已执行"
 CHILD_DONE, CHILD_FAILED = "已完成", "已失败"
@@ -81,54 +103,44 @@ class Runner:
     # -- the loop ------------------------------------------------------------------------
 
     def drive(self) -> None:
-        binding = self.doc.get("agentBinding")
+        binding = self.doc.agent_binding
         if binding is not None:
             BINDINGS.bind(binding, self.record.run_id)
         try:
-            while self.doc["status"] == "running":
+            while self.doc.status == RunStatus.RUNNING:
                 if self.settings.stop.requested:
                     self._interrupt(None)
                     break
-                cursor = self.doc["cursor"]
-                if cursor["at"] == "node":
+                cursor = self.doc.position
+                if cursor.at == At.NODE:
                     self._node(cursor)
                 else:
-                    self._round(cursor)
+                    self._round()
         finally:
-            binding = self.doc.get("agentBinding")
+            binding = self.doc.agent_binding
             if binding is not None:
                 BINDINGS.unbind(binding, self.record.run_id)
 
-    def _node(self, cursor: dict[str, Any]) -> None:
-        node = self.flow.nodes[self.refs[cursor["node"]]]
+    def _node(self, cursor: Cursor) -> None:
+        node = self.flow.nodes[self.refs[cursor.node]]
         record = self.record
-        if cursor.get("visit") is None:
+        if cursor.visit_id is None:
             if self._limit_reached():
                 self._fail(None, self._limit_failure(node.ref))
                 return
             visit = record.new_visit(
                 node.ref,
                 r.ACTION_KINDS[node.kind],
-                cursor["input"],
-                cursor["from"],
-                round_id=cursor.get("round"),
-                retry_of=cursor.pop("retryOf", None),
+                cursor.input,
+                cursor.entered_from,
+                round_id=cursor.round_id,
+                retry_of=cursor.take_retry_of(),
+                child=self._child_link(node),
             )
-            if node.kind == r.CALL:
-                from .record import new_run_id
-
-                child = new_run_id()
-                assert node.call is not None
-                visit["childRunId"] = child
-                visit["childFlow"] = self.program.flows[node.call.flow].id
-                visit["childState"] = child_state_name(record, child)
-                record.doc["events"][-1].update(
-                    childRunId=child, childFlow=visit["childFlow"], childState=visit["childState"]
-                )
-            cursor["visit"] = visit["id"]
+            cursor.visit_id = visit.id
             record.commit()
         else:
-            visit = record.visit(cursor["visit"])  # a 执行Flow visit resumed (B.56, B.57)
+            visit = record.visit(cursor.visit_id)  # a 执行Flow visit resumed (B.56, B.57)
         try:
             result, content = self._perform(node, visit)
         except Interrupted:
@@ -141,51 +153,55 @@ class Runner:
         self._route(node, visit, result, content)
         record.commit()
 
-    def _route(self, node: r.Node, visit: dict[str, Any], result: str, content: Any) -> None:
+    def _child_link(self, node: r.Node) -> ChildLink | None:
+        """A 执行Flow visit's child Run, named before it exists (C.3)."""
+        if node.kind != r.CALL:
+            return None
+        assert node.call is not None
+        child = new_run_id()
+        flow_id = self.program.flows[node.call.flow].id
+        return ChildLink(child, flow_id, child_state_name(self.record, child))
+
+    def _route(self, node: r.Node, visit: Visit, result: str, content: Any) -> None:
         route = next((x for x in node.routes if x.result == result), None)
+        doc = self.doc
         if node.join_of != -1:
-            current = round_of(self.doc, self.doc["cursor"]["round"])
-            current["status"], current["join"] = "joined", visit["id"]
+            doc.current_round().joined(visit.id)
         if route is None:  # the compiler guarantees a route per declared result
-            self._end("failed", RunFailure("route_not_found", f"{node.ref}: no edge for {result}"))
+            failure = RunFailure(Category.ROUTE_NOT_FOUND, f"{node.ref}: no edge for {result}")
+            self._end(RunStatus.FAILED, failure)
             return
+        routed = {"node": node.ref, "visit": visit.id, "on": result}
         if route.node != -1:
             target = self.flow.nodes[route.node].ref
-            self.record.event("routed", node=node.ref, visit=visit["id"], on=result, to=target)
-            self.doc["cursor"] = {"at": "node", "node": target, "input": content, "from": "route"}
+            self.record.event(EventType.ROUTED, **routed, to=target)
+            doc.cursor = Cursor.to_node(target, content, Entry.ROUTE)
         elif route.fork != -1:
             fork = self.flow.forks[route.fork]
-            round_id = f"round{len(self.doc['rounds']) + 1}"
-            self.doc["rounds"].append(
-                {
-                    "id": round_id,
-                    "fork": fork.ref,
-                    "input": content,
-                    "branches": {self.flow.nodes[b].ref: None for b in fork.branches},
-                    "status": "running",
-                    "join": None,
-                }
-            )
-            self.record.event("routed", node=node.ref, visit=visit["id"], on=result, to=fork.ref)
+            round_id = f"round{len(doc.rounds) + 1}"
             branches = [self.flow.nodes[b].ref for b in fork.branches]
-            self.record.event("round-started", fork=fork.ref, round=round_id, branches=branches)
-            self.doc["cursor"] = {"at": "round", "round": round_id}
+            doc.add_round(Round.new(round_id, fork.ref, content, branches))
+            self.record.event(EventType.ROUTED, **routed, to=fork.ref)
+            self.record.event(
+                EventType.ROUND_STARTED, fork=fork.ref, round=round_id, branches=branches
+            )
+            doc.cursor = Cursor.to_round(round_id)
         else:
-            self.record.event("routed", node=node.ref, visit=visit["id"], on=result, to="finish")
-            self._end("completed", None)
+            self.record.event(EventType.ROUTED, **routed, to=FINISH)
+            self._end(RunStatus.COMPLETED, None)
 
     # -- actions -------------------------------------------------------------------------
 
-    def _perform(self, node: r.Node, visit: dict[str, Any]) -> tuple[str, Any]:
+    def _perform(self, node: r.Node, visit: Visit) -> tuple[str, Any]:
         return PERFORMERS[node.kind](self, node, visit)  # check_kinds ran before any Run
 
-    def _command(self, node: r.Node, visit: dict[str, Any]) -> tuple[str, Any]:
+    def _command(self, node: r.Node, visit: Visit) -> tuple[str, Any]:
         content = run_command(
             node,
             self.root,
-            visit["input"],
+            visit.input,
             self._branch_results(node),
-            self.doc["cwd"],
+            self.doc.cwd,
             self.settings.command_timeout,
         )
         if self.settings.stop.requested:
@@ -195,21 +211,22 @@ class Runner:
     def _branch_results(self, node: r.Node) -> dict[int, Any]:
         if node.join_of == -1:
             return {}
-        current = round_of(self.doc, self.doc["cursor"]["round"])
+        branches = self.doc.current_round().branches
         return {
-            self.refs[ref]: self.record.visit(visit_id)["result"]
-            for ref, visit_id in current["branches"].items()
+            self.refs[ref]: self.record.visit(visit_id).result
+            for ref, visit_id in branches.items()
+            if visit_id is not None  # a join runs once every branch has its visit
         }
 
-    def _agent(self, node: r.Node, visit: dict[str, Any]) -> tuple[str, Any]:
+    def _agent(self, node: r.Node, visit: Visit) -> tuple[str, Any]:
         adapter = self.settings.agent
         if adapter is None:
-            raise RunFailure("agent_execution", f"{node.ref}: no Agent adapter was given")
-        binding = self.doc.get("agentBinding")
-        marker = "new" if node.kind == r.AGENT_NEW else "reuse"
+            raise RunFailure(Category.AGENT_EXECUTION, f"{node.ref}: no Agent adapter was given")
+        binding = self.doc.agent_binding
+        marker: Marker = "new" if node.kind == r.AGENT_NEW else "reuse"
         if marker == "reuse" and binding is None:
             raise RunFailure(
-                "agent_binding",
+                Category.AGENT_BINDING,
                 f"{node.ref}: 复用Agent with no Agent bound to the Run (its first Agent step "
                 "must be 新建Agent, or the host must start it with an Agent)",
             )
@@ -217,18 +234,18 @@ class Runner:
             run_id=self.record.run_id,
             flow=self.flow.id,
             node=node.ref,
-            marker="new" if marker == "new" else "reuse",
+            marker=marker,
             agent=binding if marker == "reuse" else None,
-            prompt=render.prompt(node, self.root, visit["input"]),
+            prompt=render.prompt(node, self.root, visit.input),
             results=tuple(ResultChoice(x.name, x.description) for x in node.results),
-            cwd=self.doc["cwd"],
+            cwd=self.doc.cwd,
         )
         declared = [x.name for x in node.results]
         answer = self._ask(adapter, request)
         if answer.result not in declared:
             first = answer
             self.record.event(
-                "answer-rejected", node=node.ref, visit=visit["id"], rejected=first.result,
+                EventType.ANSWER_REJECTED, node=node.ref, visit=visit.id, rejected=first.result,
                 allowed=declared, attempt=1,
             )  # fmt: skip
             self.record.commit()
@@ -239,11 +256,11 @@ class Runner:
             answer = self._ask(adapter, again)
             if answer.result not in declared:
                 self.record.event(
-                    "answer-rejected", node=node.ref, visit=visit["id"], rejected=answer.result,
-                    allowed=declared, attempt=2,
+                    EventType.ANSWER_REJECTED, node=node.ref, visit=visit.id,
+                    rejected=answer.result, allowed=declared, attempt=2,
                 )  # fmt: skip
                 raise RunFailure(
-                    "outcome_validation",
+                    Category.OUTCOME_VALIDATION,
                     f"{node.ref}: the Agent submitted undeclared results {first.result!r} and "
                     f"{answer.result!r}; this node declares {', '.join(declared)}",
                 )
@@ -256,38 +273,44 @@ class Runner:
         except AgentFailure as failure:
             if self.settings.stop.requested:
                 raise Interrupted from None
-            category = failure.category if failure.category in CATEGORIES else "agent_execution"
+            known = failure.category in CATEGORIES
+            category = failure.category if known else Category.AGENT_EXECUTION
             raise RunFailure(category, f"{request.node}: {failure.summary}") from None
         except Exception as error:  # an adapter's bug must not leave a traceback or a hang
             if self.settings.stop.requested:
                 raise Interrupted from None
             raise RunFailure(
-                "agent_execution", f"{request.node}: {type(error).__name__}: {error}"
+                Category.AGENT_EXECUTION, f"{request.node}: {type(error).__name__}: {error}"
             ) from None
         if not isinstance(answer, AgentAnswer) or not isinstance(answer.result, str):
-            raise RunFailure("agent_execution", f"{request.node}: the adapter gave no result name")
+            raise RunFailure(
+                Category.AGENT_EXECUTION, f"{request.node}: the adapter gave no result name"
+            )
         if answer.agent is not None and not isinstance(answer.agent, str):
-            raise RunFailure("agent_execution", f"{request.node}: the Agent reference is not text")
+            raise RunFailure(
+                Category.AGENT_EXECUTION, f"{request.node}: the Agent reference is not text"
+            )
         try:
             json.dumps(answer.content, ensure_ascii=False, allow_nan=False).encode("utf-8")
         except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
             raise RunFailure(
-                "agent_execution", f"{request.node}: the answer's content is not JSON data"
+                Category.AGENT_EXECUTION, f"{request.node}: the answer's content is not JSON data"
             ) from None
         return answer
 
-    def _bind(self, node: r.Node, marker: str, answer: AgentAnswer, binding: str | None) -> None:
+    def _bind(self, node: r.Node, marker: Marker, answer: AgentAnswer, binding: str | None) -> None:
         agent = answer.agent
         if agent is None or agent == binding:
             if marker == "new" and agent is None:
                 raise RunFailure(
-                    "agent_execution", f"{node.ref}: the adapter started no Agent for 新建Agent"
+                    Category.AGENT_EXECUTION,
+                    f"{node.ref}: the adapter started no Agent for 新建Agent",
                 )
             return
         run_id = self.record.run_id
         if not BINDINGS.bind(agent, run_id):
             raise RunFailure(
-                "agent_binding",
+                Category.AGENT_BINDING,
                 f"{node.ref}: Agent {agent} is bound to another active Run "
                 f"({BINDINGS.holder(agent)}); an Agent serves one Run at a time",
             )
@@ -295,8 +318,8 @@ class Runner:
             BINDINGS.unbind(binding, run_id)
             if marker == "new":  # C.8: the replaced Agent is released, never deleted
                 self._release(binding, node.ref)
-        self.doc["agentBinding"] = agent
-        self.record.event("agent-bound", node=node.ref, agent=agent, previous=binding)
+        self.doc.agent_binding = agent
+        self.record.event(EventType.AGENT_BOUND, node=node.ref, agent=agent, previous=binding)
 
     def _release(self, agent: str, node: str | None) -> None:
         adapter = self.settings.agent
@@ -304,20 +327,22 @@ class Runner:
             # releasing is a courtesy to the platform; never fail a Run on it
             with suppress(Exception):
                 adapter.release(agent)
-        self.record.event("agent-released", agent=agent, **({"node": node} if node else {}))
+        self.record.event(EventType.AGENT_RELEASED, agent=agent, **({"node": node} if node else {}))
 
-    def _call(self, node: r.Node, visit: dict[str, Any]) -> tuple[str, Any]:
+    def _call(self, node: r.Node, visit: Visit) -> tuple[str, Any]:
         call = node.call
+        link = visit.child
         assert call is not None
+        assert link is not None, "a 执行Flow visit names its child Run when it is committed"
         child_flow = self.program.flows[call.flow]
-        child_file = self.record.file.sibling(visit["childState"])
+        child_file = self.record.file.sibling(link.state)
         settings = self.settings
         if not child_file.exists():
-            task = render.task(call, visit["input"])
+            task = render.task(call, visit.input)
             child_root = self.program.package_root(child_flow)
             assert child_root is not None
             document = new_document(
-                run_id=visit["childRunId"],
+                run_id=link.run_id,
                 flow=child_flow.id,
                 entry_path=str((child_root / "FLOW.md").resolve()),
                 package_root=str(child_root.resolve()),
@@ -325,17 +350,13 @@ class Runner:
                 fingerprint_version=self.program.record.fingerprint_version,
                 package_fingerprint=child_flow.fingerprint,
                 task=task,
-                cwd=self.doc["cwd"],
+                cwd=self.doc.cwd,
                 binding=None,  # B.33, C.35: a child never starts with the parent's Agent
-                parent={
-                    "runId": self.record.run_id,
-                    "visit": visit["id"],
-                    "state": self.record.file.real.name,
-                },
+                parent=ParentLink(self.record.run_id, visit.id, self.record.file.real.name),
                 first_node=child_flow.nodes[child_flow.start].ref,
             )
             child = Record(document, child_file, settings.on_event, self.record.depth + 1)
-            child.event("run-started", task=task, parentRunId=self.record.run_id)
+            child.event(EventType.RUN_STARTED, task=task, parentRunId=self.record.run_id)
             with child_file.lock():
                 child.create()
                 Runner(self.program, child_flow, child, settings).drive()
@@ -343,7 +364,7 @@ class Runner:
             document = read_child(child_file, visit, self.record.run_id, child_flow.id)
             child = Record(document, child_file, settings.on_event, self.record.depth + 1)
             with child_file.lock():
-                if child.status in ("running", "interrupted"):
+                if not child.status.ended:
                     runner = Runner(self.program, child_flow, child, settings)
                     runner.recover()
                     runner.drive()
@@ -352,34 +373,35 @@ class Runner:
     @staticmethod
     def _child_result(call: r.Call, child_flow: r.Flow, child: Record) -> tuple[str, Any]:
         document = child.doc
-        if child.status == "completed":
-            return CHILD_DONE, document["conclusion"]
-        if child.status != "failed":
+        if child.status == RunStatus.COMPLETED:
+            return CHILD_DONE, document.conclusion
+        if child.status != RunStatus.FAILED:
             raise Interrupted
-        error = document.get("error") or {"category": "unknown", "summary": "no error recorded"}
+        error = document.failure or RunFailure(Category.UNKNOWN, "no error recorded")
         if call.plain:
             raise RunFailure(
-                "flow_reference",
-                f"child run {child.run_id} failed: {error['summary']}",
+                Category.FLOW_REFERENCE,
+                f"child run {child.run_id} failed: {error.summary}",
                 child_run_id=child.run_id,
             )
         return CHILD_FAILED, {
-            "status": "failure",
+            "status": ContentStatus.FAILURE.value,
             "runId": child.run_id,
             "flowId": child_flow.id,
-            "result": document["conclusion"],
-            "error": {"category": error["category"], "summary": error["summary"]},
+            "result": document.conclusion,
+            "error": {"category": error.category.value, "summary": error.summary},
         }
 
     # -- rounds --------------------------------------------------------------------------
 
-    def _round(self, cursor: dict[str, Any]) -> None:
-        current = round_of(self.doc, cursor["round"])
-        fork = self.flow.forks[self.forks[current["fork"]]]
+    def _round(self) -> None:
+        current = self.doc.current_round()
+        fork = self.flow.forks[self.forks[current.fork]]
         refs = [self.flow.nodes[b].ref for b in fork.branches]
-        pending = [ref for ref in refs if current["branches"][ref] is None]
+        branches = current.branches
+        pending = [ref for ref in refs if branches[ref] is None]
         limit = self.settings.max_parallel or len(refs)
-        done: queue.Queue[tuple[dict[str, Any], object]] = queue.Queue()
+        done: queue.Queue[tuple[Visit, object]] = queue.Queue()
         active = 0
         failure: RunFailure | None = None
         record = self.record
@@ -391,12 +413,12 @@ class Runner:
                     failure = self._limit_failure(pending[0])
                     break
                 ref = pending.pop(0)
-                retry = current.get("retry", {}).pop(ref, None)
+                retry = current.take_retry(ref)
                 visit = record.new_visit(
-                    ref, "command", current["input"], "parallel", round_id=current["id"],
-                    retry_of=retry,
+                    ref, r.ACTION_KINDS[r.COMMAND], current.input, Entry.PARALLEL,
+                    round_id=current.id, retry_of=retry,
                 )  # fmt: skip
-                current["branches"][ref] = visit["id"]
+                branches[ref] = visit.id
                 record.commit()
                 node = self.flow.nodes[self.refs[ref]]
                 worker = threading.Thread(
@@ -408,50 +430,47 @@ class Runner:
                 break
             visit, outcome = done.get()
             active -= 1
-            node = self.flow.nodes[self.refs[visit["node"]]]
+            node = self.flow.nodes[self.refs[visit.node]]
             if isinstance(outcome, RunFailure):
-                record.end_visit(visit, "failed", outcome.to_json())
+                record.end_visit(visit, VisitStatus.FAILED, outcome.to_json())
                 failure = failure or outcome
             elif isinstance(outcome, dict):
                 record.complete_visit(visit, COMMAND_RESULT, outcome)
                 join = self.flow.nodes[fork.join].ref
-                record.event("routed", node=node.ref, visit=visit["id"], on=COMMAND_RESULT, to=join)
+                record.event(
+                    EventType.ROUTED, node=node.ref, visit=visit.id, on=COMMAND_RESULT, to=join
+                )
             else:
-                record.end_visit(visit, "interrupted", None)
+                record.end_visit(visit, VisitStatus.INTERRUPTED, None)
             record.commit()
         if failure is not None:
             self._fail(None, failure)
             return
-        if any(
-            current["branches"][ref] is None
-            or record.visit(current["branches"][ref])["status"] != "completed"
-            for ref in refs
-        ):
+        if not all(self._branch_completed(branches[ref]) for ref in refs):
             self._interrupt(None)
             return
-        current["status"] = "branches-done"
+        current.status = RoundStatus.BRANCHES_DONE
         join = self.flow.nodes[fork.join].ref
-        self.doc["cursor"] = {
-            "at": "node",
-            "node": join,
-            "input": current["input"],
-            "from": "join",
-            "round": current["id"],
-        }
+        self.doc.cursor = Cursor.to_node(join, current.input, Entry.JOIN, current.id)
         record.commit()
 
-    def _branch(self, node: r.Node, visit: dict[str, Any], done: queue.Queue[Any]) -> None:
+    def _branch_completed(self, visit_id: str | None) -> bool:
+        if visit_id is None:
+            return False
+        return self.record.visit(visit_id).status == VisitStatus.COMPLETED
+
+    def _branch(self, node: r.Node, visit: Visit, done: queue.Queue[Any]) -> None:
         outcome: object
         try:
             outcome = run_command(
-                node, self.root, visit["input"], {}, self.doc["cwd"], self.settings.command_timeout
+                node, self.root, visit.input, {}, self.doc.cwd, self.settings.command_timeout
             )
             if self.settings.stop.requested:
                 outcome = Interrupted()
         except RunFailure as failure:
             outcome = failure
         except Exception as error:  # never lose a branch: the coordinator waits for each
-            outcome = RunFailure("unknown", f"{node.ref}: {type(error).__name__}: {error}")
+            outcome = RunFailure(Category.UNKNOWN, f"{node.ref}: {type(error).__name__}: {error}")
         done.put((visit, outcome))
 
     # -- limits and endings --------------------------------------------------------------
@@ -460,44 +479,42 @@ class Runner:
         limit = self.settings.max_visits
         if limit is None:
             return False
-        return sum(1 for v in self.doc["visits"] if v.get("retryOf") is None) >= limit
+        return sum(1 for v in self.doc.visits if v.retry_of is None) >= limit
 
     def _limit_failure(self, ref: str) -> RunFailure:
         return RunFailure(
-            "loop_limit",
+            Category.LOOP_LIMIT,
             f"the Run made {self.settings.max_visits} visits (--max-visits) and would visit "
             f"{ref} again",
         )
 
-    def _interrupt(self, visit: dict[str, Any] | None) -> None:
-        if visit is not None and visit["status"] == "running":
-            self.record.end_visit(visit, "interrupted", None)
-        self.doc["status"] = "interrupted"
-        self.record.event("run-interrupted")
+    def _interrupt(self, visit: Visit | None) -> None:
+        if visit is not None and visit.status == VisitStatus.RUNNING:
+            self.record.end_visit(visit, VisitStatus.INTERRUPTED, None)
+        self.doc.status = RunStatus.INTERRUPTED
+        self.record.event(EventType.RUN_INTERRUPTED)
         self.record.commit()
 
-    def _fail(self, visit: dict[str, Any] | None, failure: RunFailure) -> None:
-        if visit is not None and visit["status"] == "running":
-            self.record.end_visit(visit, "failed", failure.to_json())
-        self._end("failed", failure)
+    def _fail(self, visit: Visit | None, failure: RunFailure) -> None:
+        if visit is not None and visit.status == VisitStatus.RUNNING:
+            self.record.end_visit(visit, VisitStatus.FAILED, failure.to_json())
+        self._end(RunStatus.FAILED, failure)
         self.record.commit()
 
-    def _end(self, status: str, failure: RunFailure | None) -> None:
+    def _end(self, status: RunStatus, failure: RunFailure | None) -> None:
         """Completed or failed: release the binding (B.26, B.32, C.34), clear the cursor."""
         doc = self.doc
-        doc["status"] = status
-        doc["cursor"] = None
-        doc["completedAt"] = now()
-        if failure is not None:
-            doc["error"] = failure.to_json()
-            self.record.event("run-failed", error=doc["error"])
+        error = failure.to_json() if failure is not None else None
+        doc.end(status, error, now())
+        if error is not None:
+            self.record.event(EventType.RUN_FAILED, error=error)
         else:
-            self.record.event("run-completed")
-        binding = doc.get("agentBinding")
+            self.record.event(EventType.RUN_COMPLETED)
+        binding = doc.agent_binding
         if binding is not None:
             BINDINGS.unbind(binding, self.record.run_id)
             self._release(binding, None)
-            doc["agentBinding"] = None
+            doc.agent_binding = None
 
     # -- resume --------------------------------------------------------------------------
 
@@ -505,7 +522,7 @@ class Runner:
         recover(self.record, self.flow, self.settings.rerun_interrupted, self._fail)
 
 
-Perform = Callable[[Runner, r.Node, dict[str, Any]], tuple[str, Any]]
+Perform = Callable[[Runner, r.Node, Visit], tuple[str, Any]]
 
 #: The one table of what each node kind does (``ir.flow_records.ACTION_KINDS`` names them):
 #: a new kind is a row here and its handler; ``tests/test_flow_kinds.py`` holds the two equal.

@@ -11,9 +11,7 @@ from typing import Any, Final
 
 from ...errors import AgentGraphError
 from .failures import RECORD_INVALID
-
-#: The identity every Flow Run record carries.
-SCHEMA: Final = "agent-graph.flow-run.v1"
+from .state import SCHEMA
 
 STATUSES: Final = ("running", "interrupted", "completed", "failed")
 VISIT_STATUSES: Final = ("running", "interrupted", "completed", "failed")

@@ -20,6 +20,7 @@ import pytest
 from agent_graph.documents.schema import validate
 from agent_graph.flow import AgentAnswer, AgentFailure, AgentRequest
 from agent_graph.flow.runtime import store
+from agent_graph.flow.runtime.validate import check_record
 
 NODE = "node"
 
@@ -139,10 +140,12 @@ def crash_when(
 
 
 def read(path: Path) -> dict[str, Any]:
-    """A Run record the runtime wrote, checked against flow-run.schema.json on the way."""
+    """A Run record the runtime wrote, checked against flow-run.schema.json on the way,
+    and by the runtime's own reader (the references a schema cannot check)."""
     value: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     problem = validate("flow-run", value, path=str(path))
     assert problem is None, [d.to_dict() for d in problem.diagnostics]
+    check_record(value, str(path))
     return value
 
 

@@ -1,49 +1,30 @@
-"""The shape of a Run record, checked before anything trusts it (``run-record-invalid``).
+"""Is a document a Run record agc wrote? Checked before anything trusts it
+(``run-record-invalid``).
 
-This is the structural check only (members, types, an event log numbered 1, 2, 3 …
-without gap or duplicate, visit ids that exist); whether the record still fits its Flow
-is the resume's business (fingerprint, node refs).
+Its shape is ``flow-run.schema.json``'s, checked with the project's schema machinery
+(:func:`agent_graph.documents.schema.validate`): one diagnostic per finding, with its
+JSON pointer. Before it, the identity (an object whose ``schema`` is
+``agent-graph.flow-run.v1``), so another tool's file is named as such rather than as a
+list of findings; after it, what a schema cannot say: the references between members
+(unique visit ids, an event log numbered 1, 2, 3 … of this Run, rounds and a cursor
+that name visits and rounds that exist, a cursor while the Run has not ended). Whether
+the record still fits its Flow (fingerprint, node refs) is the resume's business.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+import json
+from typing import Any
 
-from ...errors import AgentGraphError
+from ...errors import AgentGraphError, Diagnostic
 from .failures import RECORD_INVALID
-from .state import SCHEMA
-
-STATUSES: Final = ("running", "interrupted", "completed", "failed")
-VISIT_STATUSES: Final = ("running", "interrupted", "completed", "failed")
-
-_TOP: Final[dict[str, type | tuple[type, ...]]] = {
-    "schema": str,
-    "runId": str,
-    "flow": str,
-    "entryPath": str,
-    "packageRoot": str,
-    "fingerprint": str,
-    "fingerprintVersion": int,
-    "cwd": str,
-    "status": str,
-    "revision": int,
-    "visits": list,
-    "rounds": list,
-    "events": list,
-    "startedAt": str,
-    "checksum": str,
-}
-_VISIT: Final[dict[str, type | tuple[type, ...]]] = {
-    "id": str,
-    "node": str,
-    "kind": str,
-    "status": str,
-    "enteredFrom": str,
-}
+from .state import SCHEMA, RunDoc
 
 
-def _fail(display: str, what: str) -> AgentGraphError:
-    return AgentGraphError(RECORD_INVALID, f"{display} is not a Flow Run record agc wrote: {what}")
+def _fail(display: str, what: str, found: list[Diagnostic] | None = None) -> AgentGraphError:
+    return AgentGraphError(
+        RECORD_INVALID, f"{display} is not a Flow Run record agc wrote: {what}", found
+    )
 
 
 def check_record(document: Any, display: str) -> None:
@@ -51,52 +32,66 @@ def check_record(document: Any, display: str) -> None:
         raise _fail(display, "not a JSON object")
     if document.get("schema") != SCHEMA:
         raise _fail(display, f"`schema` is {document.get('schema')!r}, not {SCHEMA!r}")
-    for key, kind in _TOP.items():
-        if not isinstance(document.get(key), kind) or isinstance(document.get(key), bool):
-            raise _fail(display, f"`{key}` is missing or not a {_name(kind)}")
-    if document["status"] not in STATUSES:
-        raise _fail(display, f"`status` {document['status']!r} is not one of {STATUSES}")
+    from ...documents.schema import validate  # the schema engines load on the first read
+
+    problem = validate("flow-run", document, path=display)
+    if problem is not None:
+        found = problem.diagnostics
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise _fail(display, _headline(document, found[0]) + more, found)
+    record = RunDoc(document)
+    ids = _visit_ids(record, display)
+    _check_log(record, display)
+    _check_positions(record, ids, display)
+
+
+def _headline(document: dict[str, Any], first: Diagnostic) -> str:
+    """The first finding, with the value it is about when that is a scalar: the finding
+    says what the member must be, the headline also what it is."""
+    node: Any = document
+    for token in (first.pointer or "").split("/")[1:]:
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        elif isinstance(node, dict) and token in node:
+            node = node[token]
+        else:
+            return first.message
+    if isinstance(node, dict | list) or first.code == "schema.additionalProperties":
+        return first.message
+    return f"{first.message} (found {json.dumps(node, ensure_ascii=False)[:80]})"
+
+
+def _visit_ids(record: RunDoc, display: str) -> set[str]:
     ids: set[str] = set()
-    for index, visit in enumerate(document["visits"]):
-        where = f"visits[{index}]"
-        if not isinstance(visit, dict):
-            raise _fail(display, f"{where} is not an object")
-        for key, kind in _VISIT.items():
-            if not isinstance(visit.get(key), kind):
-                raise _fail(display, f"{where}.{key} is missing or not a {_name(kind)}")
-        if visit["status"] not in VISIT_STATUSES or visit["id"] in ids:
-            raise _fail(display, f"{where} has a bad status or a repeated id")
-        ids.add(visit["id"])
-    for index, event in enumerate(document["events"], start=1):
-        if not isinstance(event, dict) or event.get("seq") != index:
+    for index, visit in enumerate(record.visits):
+        if visit.id in ids:
+            raise _fail(display, f"visits[{index}] repeats the id {visit.id!r}")
+        ids.add(visit.id)
+    return ids
+
+
+def _check_positions(record: RunDoc, ids: set[str], display: str) -> None:
+    """Rounds and the cursor name visits and rounds that exist; only an ended Run has
+    no cursor (two members' relation: said here, where the reason can be given)."""
+    rounds: set[str | None] = {None}
+    for index, round_ in enumerate(record.rounds):
+        if not {*round_.branches.values(), round_.join} <= {*ids, None}:
+            raise _fail(display, f"rounds[{index}] names a visit that does not exist")
+        rounds.add(round_.id)
+    cursor = record.cursor
+    if cursor is None:
+        if not record.status.ended:
+            raise _fail(display, "a Run that has not ended has no `cursor`")
+    elif cursor.visit_id is not None and cursor.visit_id not in ids:
+        raise _fail(display, "`cursor` names a visit that does not exist")
+    elif cursor.round_id not in rounds:
+        raise _fail(display, "`cursor` names a round that does not exist")
+
+
+def _check_log(record: RunDoc, display: str) -> None:
+    for index, event in enumerate(record.events, start=1):
+        if event.seq != index:
             raise _fail(display, f"event {index} is missing or out of sequence (a gap or a repeat)")
-        if not isinstance(event.get("type"), str) or event.get("runId") != document["runId"]:
-            raise _fail(display, f"event {index} has no type or belongs to another Run")
-    for index, round_ in enumerate(document["rounds"]):
-        if not isinstance(round_, dict) or not isinstance(round_.get("branches"), dict):
-            raise _fail(display, f"rounds[{index}] is not a round")
-        for visit_id in round_["branches"].values():
-            if visit_id is not None and visit_id not in ids:
-                raise _fail(display, f"rounds[{index}] names a visit that does not exist")
-    cursor = document.get("cursor")
-    if cursor is not None:
-        if not isinstance(cursor, dict) or cursor.get("at") not in ("node", "round"):
-            raise _fail(display, "`cursor` is not a position")
-        visit_id = cursor.get("visit")
-        if visit_id is not None and visit_id not in ids:
-            raise _fail(display, "`cursor` names a visit that does not exist")
-    elif document["status"] in ("running", "interrupted"):
-        raise _fail(display, "a Run that has not ended has no `cursor`")
-    parent = document.get("parent")
-    if parent is not None and not (
-        isinstance(parent, dict)
-        and isinstance(parent.get("runId"), str)
-        and isinstance(parent.get("state"), str)
-    ):
-        raise _fail(display, "`parent` is not a link to a parent Run")
-
-
-def _name(kind: type | tuple[type, ...]) -> str:
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    names = {str: "string", int: "integer", list: "array", dict: "object"}
-    return " or ".join(names.get(k, k.__name__) for k in kinds)
+        if event.run_id != record.run_id:
+            raise _fail(display, f"event {index} belongs to another Run")

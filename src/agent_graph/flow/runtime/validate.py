@@ -57,7 +57,10 @@ def _headline(document: dict[str, Any], first: Diagnostic) -> str:
             node = node[token]
         else:
             return first.message
-    if isinstance(node, dict | list) or first.code == "schema.additionalProperties":
+    from ...documents.schema_findings import MEMBER_KEYWORDS  # loaded with the schema
+
+    # a finding about a member's key (an unknown member) is not about its value
+    if isinstance(node, dict | list) or first.code.removeprefix("schema.") in MEMBER_KEYWORDS:
         return first.message
     return f"{first.message} (found {json.dumps(node, ensure_ascii=False)[:80]})"
 

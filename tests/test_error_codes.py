@@ -200,10 +200,13 @@ def test_every_constant_is_used_in_the_source(sources: dict[str, str]) -> None:
 
 def _not_codes(tree: ast.Module) -> set[ast.AST]:
     """The literals of ``tree`` that are not codes even when spelt like one: docstrings,
-    and the event types of a Flow Run record (``record.event("agent-bound", …)``: events
-    have names of their own, docs/flow-runs.md, one of them the same as a code's)."""
+    and the event types of a Flow Run record (``record.event("agent-bound", …)`` and the
+    members of ``flow.runtime.state.EventType``: events have names of their own,
+    docs/flow-runs.md, one of them the same as a code's)."""
     out: set[ast.AST] = set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == "EventType":
+            out.update(s.value for s in node.body if isinstance(s, ast.Assign))
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
             out.add(body[0].value)

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from .. import codes
 from ..errors import AgentGraphError
 from ..frozen import record, replace
 from ..selection import Loaded, ManifestMissing, Need, Selection
@@ -56,7 +57,7 @@ def options(ctx: click.Context, **local: Any) -> Options:
     }
     fmt = merged["fmt"] or "human"
     if fmt not in FORMATS:
-        raise AgentGraphError("format-invalid", f"Unsupported format: {fmt}")
+        raise AgentGraphError(codes.FORMAT_INVALID, f"Unsupported format: {fmt}")
     ctx.find_root().obj = {**root, "fmt": fmt}
     if ctx.parent is not None and ctx.parent.info_name == "run":
         _announce_lock_waits(ctx, fmt)
@@ -128,7 +129,7 @@ def _not_a_provider(manifest: str, error: AgentGraphError) -> AgentGraphError | 
     from ..documents.sources import read_structured
 
     display = os.path.basename(manifest)
-    if error.code != "schema-invalid" or not any(d.path == display for d in error.diagnostics):
+    if error.code != codes.SCHEMA_INVALID or not any(d.path == display for d in error.diagnostics):
         return None
     absolute = Path(os.path.abspath(manifest))
     try:
@@ -144,9 +145,9 @@ def _not_a_provider(manifest: str, error: AgentGraphError) -> AgentGraphError | 
         "Provider's provider.yaml (or its directory)"
     )
     diagnostic = positioned(
-        "schema-invalid", message, path=display, source=doc.source, pointer="/schema"
+        codes.SCHEMA_INVALID, message, path=display, source=doc.source, pointer="/schema"
     )
-    return AgentGraphError("schema-invalid", message, [diagnostic])
+    return AgentGraphError(codes.SCHEMA_INVALID, message, [diagnostic])
 
 
 def select(
@@ -157,17 +158,17 @@ def select(
         bound = binding.binding
         if graph is not None and graph != bound.graph:
             raise AgentGraphError(
-                "skill-graph-conflict",
+                codes.SKILL_GRAPH_CONFLICT,
                 f"Skill selects Graph {bound.graph}; explicit Graph {graph} is not allowed",
             )
         if entry is not None and entry != bound.entry:
             raise AgentGraphError(
-                "skill-entry-conflict",
+                codes.SKILL_ENTRY_CONFLICT,
                 f"Skill selects Entry {bound.entry}; explicit Entry {entry} is not allowed",
             )
         return bound.graph, bound.entry
     if not graph:
         raise AgentGraphError(
-            "graph-selection-missing", "Graph is required when no --skill binding is active"
+            codes.GRAPH_SELECTION_MISSING, "Graph is required when no --skill binding is active"
         )
     return graph, entry if entry is not None else "default"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .. import codes
 from ..canonical import to_js_number
 from ..documents.json_text import unpaired_surrogate
 from ..errors import AgentGraphError
@@ -66,9 +67,9 @@ def dumps(document: Any) -> bytes:
         return (text + "\n").encode("utf-8")
     except UnicodeEncodeError:
         raise AgentGraphError(
-            "run-invalid", "The Run holds text that is not Unicode (an unpaired surrogate)"
+            codes.RUN_INVALID, "The Run holds text that is not Unicode (an unpaired surrogate)"
         ) from None
     except ValueError as error:  # e.g. 1e400 read back as infinity
         raise AgentGraphError(
-            "run-invalid", f"The Run holds a value JSON cannot represent: {error}"
+            codes.RUN_INVALID, f"The Run holds a value JSON cannot represent: {error}"
         ) from None

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from .. import codes
 from ..canonical import js_sorted
 from ..errors import AgentGraphError, Diagnostic
 from ..ir.records import OUTCOMES
@@ -204,10 +205,10 @@ def _plain(value: Any) -> Any:
 
 def check_facts(facts: Any) -> dict[str, Any]:
     if not isinstance(facts, Mapping):
-        raise AgentGraphError("json-object-required", "facts must be a JSON object")
-    check_json(facts, "facts", "facts-invalid")
+        raise AgentGraphError(codes.JSON_OBJECT_REQUIRED, "facts must be a JSON object")
+    check_json(facts, "facts", codes.FACTS_INVALID)
     plain: dict[str, Any] = _plain(facts)
-    check_unicode(plain, "facts", "facts-invalid")
+    check_unicode(plain, "facts", codes.FACTS_INVALID)
     return plain
 
 
@@ -215,7 +216,7 @@ def check_outcome(outcome: Any) -> str:
     if not isinstance(outcome, str) or outcome not in OUTCOMES:
         shown = outcome if isinstance(outcome, str) else repr(outcome)
         raise AgentGraphError(
-            "outcome-invalid",
+            codes.OUTCOME_INVALID,
             f"Unsupported outcome: {shown} (expected one of: {', '.join(OUTCOMES)})",
         )
     return outcome
@@ -224,11 +225,11 @@ def check_outcome(outcome: Any) -> str:
 def check_authorities(authorities: Iterable[str]) -> list[str]:
     """De-duplicated and sorted as JavaScript's default ``sort()`` would."""
     if isinstance(authorities, (str, bytes)):
-        raise AgentGraphError("authority-invalid", "authorities must be a list of strings")
+        raise AgentGraphError(codes.AUTHORITY_INVALID, "authorities must be a list of strings")
     values = list(authorities)
     if not all(isinstance(a, str) for a in values):
-        raise AgentGraphError("authority-invalid", "authorities must be a list of strings")
-    check_unicode(values, "authorities", "authority-invalid")
+        raise AgentGraphError(codes.AUTHORITY_INVALID, "authorities must be a list of strings")
+    check_unicode(values, "authorities", codes.AUTHORITY_INVALID)
     return js_sorted(set(values))
 
 
@@ -241,13 +242,13 @@ def check_state_key(run: Mapping[str, Any], key: Any) -> str:
     graph = run["graph"]
     if isinstance(key, str) and _SURROGATE.search(key) is not None:
         raise AgentGraphError(
-            "state-key-invalid",
+            codes.STATE_KEY_INVALID,
             f"{key!r} is not a state key: it holds an unpaired surrogate, "
             "which is not Unicode text",
         )
     if not isinstance(key, str) or not key.startswith(f"{graph}/") or key.endswith("/"):
         raise AgentGraphError(
-            "state-key-invalid",
+            codes.STATE_KEY_INVALID,
             f"{key!r} is not a state key of Graph {graph}: record the route's "
             f"afterAction.recordNode exactly (for example {graph}/<node>)",
         )
@@ -319,9 +320,9 @@ def recorded(
     check_state_key(document, key)
     check_outcome(outcome)
     if detail is not NO_DETAIL:
-        check_json(detail, "detail", "detail-invalid")
+        check_json(detail, "detail", codes.DETAIL_INVALID)
         detail = _plain(detail)
-        check_unicode(detail, "detail", "detail-invalid")
+        check_unicode(detail, "detail", codes.DETAIL_INVALID)
     record: dict[str, Any] = {"outcome": outcome, "recordedAt": at}
     if detail is not NO_DETAIL:
         record["detail"] = detail
@@ -387,12 +388,12 @@ def check_version(value: Any, display: str) -> None:
     match = _SCHEMA_IDENTITY.match(identity) if isinstance(identity, str) else None
     if match is not None and int(match.group(1)) > RUN_SCHEMA_VERSION:
         raise AgentGraphError(
-            "run-version-unsupported",
+            codes.RUN_VERSION_UNSUPPORTED,
             f"{display} is an {identity} Run; this toolchain reads {RUN_SCHEMA} "
             "(upgrade agent-graph to use it)",
             [
                 Diagnostic(
-                    "run-version-unsupported",
+                    codes.RUN_VERSION_UNSUPPORTED,
                     f"schema {identity} is newer than {RUN_SCHEMA}",
                     path=display,
                     pointer="/schema",
@@ -426,7 +427,7 @@ def check_integrity(document: Mapping[str, Any], display: str) -> None:
             "each event's sequence is the one before it plus 1"
         )
         raise AgentGraphError(
-            "run-invalid",
+            codes.RUN_INVALID,
             f"{display} is not a consistent Run: {message}",
-            [Diagnostic("run-invalid", message, path=display, pointer=pointer)],
+            [Diagnostic(codes.RUN_INVALID, message, path=display, pointer=pointer)],
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .. import codes
 from ..canonical import js_sorted
 from ..errors import AgentGraphError
 from .document import Run, check_authorities
@@ -22,7 +23,7 @@ def ensure_provider(run: Run, provider: str) -> None:
     """A Run's state keys mean nothing to another Provider: refuse to mix them."""
     if run.provider != provider:
         raise AgentGraphError(
-            "run-provider-mismatch", f"Run {run.id} targets {run.provider}, not {provider}"
+            codes.RUN_PROVIDER_MISMATCH, f"Run {run.id} targets {run.provider}, not {provider}"
         )
 
 
@@ -46,7 +47,7 @@ def evaluation_input(
         ensure_provider(run, provider)
     for name, value in (("facts", facts), ("outcomes", outcomes)):
         if value is not None and not isinstance(value, Mapping):
-            raise AgentGraphError("json-object-required", f"{name} must be a JSON object")
+            raise AgentGraphError(codes.JSON_OBJECT_REQUIRED, f"{name} must be a JSON object")
     merged_outcomes: dict[str, Any] = dict(run.outcomes)
     merged_outcomes.update(outcomes or {})
     return RoutingState(

@@ -35,6 +35,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import codes
 from ..documents import locks
 from ..documents.durable import write_durably
 from ..documents.files import fsync_directory
@@ -139,7 +140,7 @@ class FileRunStore(BaseRunStore[Path]):
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise AgentGraphError(
-                "file-write-failed", f"Cannot create {directory}: {error.strerror or error}"
+                codes.FILE_WRITE_FAILED, f"Cannot create {directory}: {error.strerror or error}"
             ) from None
 
     @staticmethod
@@ -164,17 +165,17 @@ class FileRunStore(BaseRunStore[Path]):
         path = error.path
         if isinstance(error, locks.LockInvalid):
             return AgentGraphError(
-                "run-lock-invalid",
+                codes.RUN_LOCK_INVALID,
                 f"The Run lock {path} is {error.what}, not a lock file agc made; "
                 "remove it if no agc process is running on this Run",
             )
         if isinstance(error, locks.LockBusy):
             return AgentGraphError(
-                "run-locked",
+                codes.RUN_LOCKED,
                 f"{_holder_text(error.holder)} has held the lock {path} for over "
                 f"{self.lock_timeout:g} s; is a writer stuck?",
             )
-        return AgentGraphError("file-write-failed", f"Cannot lock {path}: {error.reason}")
+        return AgentGraphError(codes.FILE_WRITE_FAILED, f"Cannot lock {path}: {error.reason}")
 
     def _wait_notice(self) -> Callable[[Path, int | None], None] | None:
         say = self.on_wait if self.on_wait is not None else WAIT_NOTICE.get()
@@ -215,5 +216,5 @@ class FileRunStore(BaseRunStore[Path]):
             raise
         except OSError as error:
             raise AgentGraphError(
-                "file-write-failed", f"Cannot write {key}: {error.strerror or error}"
+                codes.FILE_WRITE_FAILED, f"Cannot write {key}: {error.strerror or error}"
             ) from None

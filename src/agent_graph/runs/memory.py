@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from .. import codes
 from ..errors import AgentGraphError
 from . import codec
 from .document import Clock, new_run_id, utc_now
@@ -48,7 +49,7 @@ class MemoryRunStore(BaseRunStore[str]):
         with self._lock:
             data = self._runs.get(key)
         if data is None:
-            raise AgentGraphError("file-read-failed", f"Cannot read {key}: no such Run")
+            raise AgentGraphError(codes.FILE_READ_FAILED, f"Cannot read {key}: no such Run")
         return check_document(codec.loads(data.decode("utf-8")), key, parsed=True)
 
     @contextmanager

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar, runtime_checkable
 
+from .. import codes
 from ..errors import AgentGraphError
 from .document import (
     NO_DETAIL,
@@ -145,7 +146,7 @@ class BaseRunStore(ABC, Generic[K]):
     def _refuse(self, key: K, label: str) -> AgentGraphError:
         where = self._display(key)
         return AgentGraphError(
-            "run-target-exists", f"{label} refuses to replace an existing path: {where}"
+            codes.RUN_TARGET_EXISTS, f"{label} refuses to replace an existing path: {where}"
         )
 
     def _create_new(self, key: K, document: dict[str, Any], label: str) -> None:

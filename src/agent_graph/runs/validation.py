@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from .. import codes
 from ..errors import AgentGraphError, Diagnostic
 from .document import Run, check_integrity, check_version, not_unicode, printable
 from .evaluation import ensure_provider
@@ -56,9 +57,9 @@ def check_text(
     pointer = printable(_pointer(path))  # a key may be the bad text itself
     message = f"the string at {pointer or '/'} holds an unpaired surrogate ({point})"
     error = AgentGraphError(
-        "run-invalid",
+        codes.RUN_INVALID,
         f"{display} is not a valid Run: {message}, which is not Unicode text",
-        [Diagnostic("run-invalid", message, path=display, pointer=pointer)],
+        [Diagnostic(codes.RUN_INVALID, message, path=display, pointer=pointer)],
     )
     raise _placed(error, positions) from None
 

@@ -17,25 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ... import codes
 from ...errors import AgentGraphError
 from ...ir import flow_records as r
 from ...ir.flow_program import FlowProgram
 from ..agents.protocol import AgentAdapter
 from .binding import BINDINGS
-from .failures import (
-    AGENT_BOUND,
-    AGENT_REQUIRED,
-    CHILD_DIRECT,
-    CWD_MISSING,
-    ENTRY_MISSING,
-    FINGERPRINT_MISMATCH,
-    FLOW_MISMATCH,
-    NOT_RESUMABLE,
-    OPTION_INVALID,
-    PROGRAM_MISSING,
-    PROGRAM_UNPLACED,
-    TASK_INVALID,
-)
 from .interrupt import Stop, signals_stop
 from .program_files import fingerprint_on_disk
 from .record import Record, new_document, new_run_id, read
@@ -84,21 +71,27 @@ def _check_options(max_parallel: int | None, max_visits: int | None, timeout: fl
         if value is not None and (
             isinstance(value, bool) or not isinstance(value, int) or value < 1
         ):
-            raise AgentGraphError(OPTION_INVALID, f"`{name}` must be a positive integer: {value!r}")
+            raise AgentGraphError(
+                codes.RUN_OPTION_INVALID, f"`{name}` must be a positive integer: {value!r}"
+            )
     if timeout is not None and (
         isinstance(timeout, bool)
         or not isinstance(timeout, int | float)
         or not math.isfinite(timeout)
         or timeout <= 0
     ):
-        raise AgentGraphError(OPTION_INVALID, f"the command timeout must be positive: {timeout!r}")
+        raise AgentGraphError(
+            codes.RUN_OPTION_INVALID, f"the command timeout must be positive: {timeout!r}"
+        )
 
 
 def _check_json(task: Any) -> None:
     try:
         json.dumps(task, ensure_ascii=False, allow_nan=False).encode("utf-8")
     except (TypeError, ValueError, UnicodeEncodeError, RecursionError) as error:
-        raise AgentGraphError(TASK_INVALID, f"The task is not JSON data: {error}") from None
+        raise AgentGraphError(
+            codes.RUN_TASK_INVALID, f"The task is not JSON data: {error}"
+        ) from None
 
 
 def _settings(
@@ -140,7 +133,7 @@ def start(
     root = program.package_root(flow)
     if root is None:
         raise AgentGraphError(
-            PROGRAM_UNPLACED,
+            codes.FLOW_PROGRAM_UNPLACED,
             f"The program of Flow {flow.id} does not say where its packages are: decode it "
             "with FlowProgram.from_bytes(data, base=<directory holding the package>)",
         )
@@ -148,13 +141,15 @@ def start(
     file.check_new()
     where = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
     if not os.path.isdir(where):
-        raise AgentGraphError(CWD_MISSING, f"The working directory does not exist: {where}")
+        raise AgentGraphError(
+            codes.RUN_CWD_MISSING, f"The working directory does not exist: {where}"
+        )
     adapter = _adapter(agent)
     if adapter is None and _needs_agent(program):
-        raise AgentGraphError(AGENT_REQUIRED, _agent_hint(program))
+        raise AgentGraphError(codes.AGENT_REQUIRED, _agent_hint(program))
     if agent_ref is not None and BINDINGS.holder(agent_ref) is not None:
         raise AgentGraphError(
-            AGENT_BOUND,
+            codes.AGENT_BOUND,
             f"Agent {agent_ref} is bound to the active Run {BINDINGS.holder(agent_ref)}",
         )
     document = new_document(
@@ -217,7 +212,7 @@ def resume(
         program = _resumable(file, document, compile)
         adapter = _adapter(agent)
         if adapter is None and _needs_agent(program):
-            raise AgentGraphError(AGENT_REQUIRED, _agent_hint(program))
+            raise AgentGraphError(codes.AGENT_REQUIRED, _agent_hint(program))
         settings = _settings(
             adapter, stop, on_event, max_parallel=max_parallel, max_visits=max_visits,
             command_timeout=command_timeout, rerun_interrupted=rerun_interrupted,
@@ -246,7 +241,7 @@ def _kept(file: RunFile, document: RunDoc, entry: Path) -> FlowProgram | None:
 def _compiled(entry: Path, compile: Compile | None, document: RunDoc) -> FlowProgram:
     if compile is None:
         raise AgentGraphError(
-            PROGRAM_MISSING,
+            codes.FLOW_PROGRAM_MISSING,
             f"Run {document.run_id} has no kept program to resume with: resume it through "
             "agent_graph.flow.resume (or agc flow resume), which compiles its Flow",
         )
@@ -254,7 +249,7 @@ def _compiled(entry: Path, compile: Compile | None, document: RunDoc) -> FlowPro
         return compile(entry)
     except AgentGraphError as error:
         raise AgentGraphError(
-            FINGERPRINT_MISMATCH,
+            codes.RUN_FINGERPRINT_MISMATCH,
             f"The Flow at {entry} changed since the Run started and no longer compiles "
             f"({error.code}: {error.message})",
             error.diagnostics,
@@ -265,17 +260,20 @@ def _resumable(file: RunFile, document: RunDoc, compile: Compile | None) -> Flow
     parent = document.parent
     if parent is not None:
         raise AgentGraphError(
-            CHILD_DIRECT,
+            codes.RUN_CHILD_DIRECT_RESUME,
             f"Run {document.run_id} is a child of Run {parent.run_id} and resumes only "
             f"with it: agc flow resume --state {file.sibling(parent.state).path}",
         )
     if document.status.ended:
         raise AgentGraphError(
-            NOT_RESUMABLE, f"Run {document.run_id} has {document.status}; nothing to resume"
+            codes.RUN_NOT_RESUMABLE,
+            f"Run {document.run_id} has {document.status}; nothing to resume",
         )
     entry = Path(document.entry_path)
     if not entry.is_file():
-        raise AgentGraphError(ENTRY_MISSING, f"The Run's Flow is gone: {entry} does not exist")
+        raise AgentGraphError(
+            codes.RUN_ENTRY_MISSING, f"The Run's Flow is gone: {entry} does not exist"
+        )
     program = _kept(file, document, entry)
     now: str | None
     if program is None:
@@ -285,7 +283,7 @@ def _resumable(file: RunFile, document: RunDoc, compile: Compile | None) -> Flow
         now, gone = fingerprint_on_disk(program)
         if now is None:
             raise AgentGraphError(
-                FINGERPRINT_MISMATCH,
+                codes.RUN_FINGERPRINT_MISMATCH,
                 f"A Flow that {document.flow} runs is gone since Run {document.run_id} "
                 f"started: {gone} has no FLOW.md; a Run resumes only on the files it started "
                 "with",
@@ -294,21 +292,22 @@ def _resumable(file: RunFile, document: RunDoc, compile: Compile | None) -> Flow
     holds = program.root.id if here == entry.parent else entry.parent.name
     if holds != document.flow:
         raise AgentGraphError(
-            FLOW_MISMATCH, f"{entry} now holds Flow {holds}, not the Run's {document.flow}"
+            codes.RUN_FLOW_MISMATCH,
+            f"{entry} now holds Flow {holds}, not the Run's {document.flow}",
         )
     if (
         now != document.fingerprint
         or program.record.fingerprint_version != document.fingerprint_version
     ):
         raise AgentGraphError(
-            FINGERPRINT_MISMATCH,
+            codes.RUN_FINGERPRINT_MISMATCH,
             f"The files of {document.flow} or of a Flow it runs changed since Run "
             f"{document.run_id} started (fingerprint {document.fingerprint}, now "
             f"{now}); a Run resumes only on the files it started with",
         )
     if not os.path.isdir(document.cwd):
         raise AgentGraphError(
-            CWD_MISSING, f"The Run's working directory no longer exists: {document.cwd}"
+            codes.RUN_CWD_MISSING, f"The Run's working directory no longer exists: {document.cwd}"
         )
     _check_refs(program.root, document)
     check_children(file, document)
@@ -324,7 +323,9 @@ def _check_refs(flow: r.Flow, document: RunDoc) -> None:
     if cursor is not None and cursor.at == At.NODE:
         named.append(cursor.node)
     if any(ref not in refs for ref in named):
-        raise AgentGraphError(FLOW_MISMATCH, f"The record names nodes {document.flow} lacks")
+        raise AgentGraphError(
+            codes.RUN_FLOW_MISMATCH, f"The record names nodes {document.flow} lacks"
+        )
 
 
 def _agent_hint(program: FlowProgram) -> str:

@@ -1,9 +1,10 @@
-"""How a Flow Run fails or stops, and the stable codes its refusals carry.
+"""How a Flow Run fails or stops.
 
 Run-level failures have an error *category* (docs/flow-runs.md §Error categories, C.31),
 a fixed enumeration that ends up in the Run record and in a parent's ``已失败`` content;
 they are not error codes. Refusals (a Run that cannot be started or resumed, a damaged
-record) are :class:`~agent_graph.errors.AgentGraphError` with one of the codes below.
+record) are :class:`~agent_graph.errors.AgentGraphError` with a code of
+:mod:`agent_graph.codes`.
 """
 
 from __future__ import annotations
@@ -30,28 +31,6 @@ class Category(StrEnum):
 
 #: The same values as plain strings (the package's public tuple).
 CATEGORIES: Final = tuple(c.value for c in Category)
-
-# Refusals of run / resume / status / events (documented in docs/error-codes.md).
-TARGET_EXISTS: Final = "run-target-exists"
-STATE_INVALID: Final = "run-state-invalid"
-BUSY: Final = "run-busy"
-LOCK_INVALID: Final = "run-lock-invalid"
-RECORD_INVALID: Final = "run-record-invalid"
-RECORD_MODIFIED: Final = "run-record-modified"
-NOT_RESUMABLE: Final = "run-not-resumable"
-CHILD_DIRECT: Final = "run-child-direct-resume"
-FINGERPRINT_MISMATCH: Final = "run-fingerprint-mismatch"
-ENTRY_MISSING: Final = "run-entry-missing"
-FLOW_MISMATCH: Final = "run-flow-mismatch"
-CWD_MISSING: Final = "run-cwd-missing"
-TASK_INVALID: Final = "run-task-invalid"
-OPTION_INVALID: Final = "run-option-invalid"
-AGENT_REQUIRED: Final = "agent-required"
-AGENT_BOUND: Final = "agent-bound"
-AGENT_SPEC_INVALID: Final = "agent-spec-invalid"
-WRITE_FAILED: Final = "file-write-failed"
-PROGRAM_UNPLACED: Final = "flow-program-unplaced"
-PROGRAM_MISSING: Final = "flow-program-missing"
 
 
 class RunFailure(Exception):

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ... import codes
 from ...errors import AgentGraphError
 from ...ir import flow_records as r
 from .binding import BINDINGS
-from .failures import RECORD_INVALID, Category, RunFailure
+from .failures import Category, RunFailure
 from .record import Record, read
 from .state import At, EventType, RunDoc, RunStatus, Strategy, Visit, VisitStatus
 from .store import RunFile
@@ -43,7 +44,7 @@ def read_child(file: RunFile, visit: Visit, parent_id: str, flow_id: str) -> Run
         or document.flow != flow_id
     ):
         raise AgentGraphError(
-            RECORD_INVALID,
+            codes.RUN_RECORD_INVALID,
             f"{file.path} is not the child Run {link.run_id} of {flow_id} that visit "
             f"{visit.id} of Run {parent_id} started",
         )
@@ -64,10 +65,12 @@ def check_children(file: RunFile, document: RunDoc) -> None:
         return
     child = read(child_file)
     if child.flow != link.flow:
-        raise AgentGraphError(RECORD_INVALID, f"{child_file.path} is a Run of another Flow")
+        raise AgentGraphError(
+            codes.RUN_RECORD_INVALID, f"{child_file.path} is a Run of another Flow"
+        )
     if child.run_id != link.run_id:
         raise AgentGraphError(
-            RECORD_INVALID, f"{child_file.path} is not the child Run {link.run_id}"
+            codes.RUN_RECORD_INVALID, f"{child_file.path} is not the child Run {link.run_id}"
         )
     check_children(child_file, child)
 

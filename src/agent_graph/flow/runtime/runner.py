@@ -27,6 +27,7 @@ from contextlib import suppress
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ... import codes
 from ...errors import AgentGraphError
 from ...ir import flow_records as r
 from ...ir.flow_program import FlowProgram
@@ -544,7 +545,7 @@ def check_kinds(program: FlowProgram) -> None:
         for node in flow.nodes:
             if node.kind not in PERFORMERS:
                 raise AgentGraphError(
-                    "ir-corrupt",
+                    codes.IR_CORRUPT,
                     f"Flow {flow.id}, node {node.ref}: kind {node.kind} has no handler in this "
                     f"runtime (kinds: {', '.join(r.ACTION_KINDS)})",
                 )

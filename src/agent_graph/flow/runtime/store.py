@@ -42,18 +42,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
+from ... import codes
 from ...documents import locks
 from ...documents.durable import write_durably
 from ...errors import AgentGraphError, Diagnostic
-from .failures import (
-    BUSY,
-    LOCK_INVALID,
-    RECORD_INVALID,
-    RECORD_MODIFIED,
-    STATE_INVALID,
-    TARGET_EXISTS,
-    WRITE_FAILED,
-)
 from .validate import check_record
 
 #: Beside the records: the compiled programs Runs were started with, by digest.
@@ -108,18 +100,19 @@ class RunFile:
         is writable (checked before any node runs, so a bad ``--state`` costs nothing)."""
         if self.exists():
             raise AgentGraphError(
-                TARGET_EXISTS,
+                codes.RUN_TARGET_EXISTS,
                 f"{self.path} exists; a new Run never replaces a file (resume it with "
                 f"`agc flow resume --state {self.path}`, or choose another --state)",
             )
         directory = self.path.parent
         if not directory.is_dir():
             raise AgentGraphError(
-                STATE_INVALID, f"The directory of --state does not exist: {directory}"
+                codes.RUN_STATE_INVALID, f"The directory of --state does not exist: {directory}"
             )
         if not os.access(directory, os.W_OK | os.X_OK):
             raise AgentGraphError(
-                WRITE_FAILED, f"Cannot write the Run record in {directory}: permission denied"
+                codes.FILE_WRITE_FAILED,
+                f"Cannot write the Run record in {directory}: permission denied",
             )
 
     # -- locking -------------------------------------------------------------------------
@@ -131,19 +124,19 @@ class RunFile:
             held = locks.take([self.path])  # timeout 0: a Run has one driver, never a queue
         except locks.LockBusy as error:
             raise AgentGraphError(
-                BUSY,
+                codes.RUN_BUSY,
                 f"Another agc process is running or resuming the Run {self.path} "
                 f"(it holds {error.path}); wait for it to end",
             ) from None
         except locks.LockInvalid as error:
             raise AgentGraphError(
-                LOCK_INVALID,
+                codes.RUN_LOCK_INVALID,
                 f"The Run's lock {error.path} is {error.what}, not a lock file agc made; "
                 f"remove it if no agc process is running or resuming the Run {self.path}",
             ) from None
         except locks.LockError as error:
             raise AgentGraphError(
-                WRITE_FAILED, f"Cannot lock {error.path}: {error.reason}"
+                codes.FILE_WRITE_FAILED, f"Cannot lock {error.path}: {error.reason}"
             ) from None
         with held:
             yield
@@ -158,27 +151,35 @@ class RunFile:
             with open(path, "rb") as handle:
                 data = handle.read(MAX_RECORD_BYTES + 1)
         except FileNotFoundError:
-            raise AgentGraphError("file-missing", f"No Run record at {path}") from None
+            raise AgentGraphError(codes.FILE_MISSING, f"No Run record at {path}") from None
         except IsADirectoryError:
-            raise AgentGraphError(STATE_INVALID, f"--state is a directory: {path}") from None
+            raise AgentGraphError(
+                codes.RUN_STATE_INVALID, f"--state is a directory: {path}"
+            ) from None
         except OSError as error:
             raise AgentGraphError(
-                "file-read-failed", f"Cannot read {path}: {error.strerror or error}"
+                codes.FILE_READ_FAILED, f"Cannot read {path}: {error.strerror or error}"
             ) from None
         if len(data) > MAX_RECORD_BYTES:
-            raise AgentGraphError(RECORD_INVALID, f"{path} is over 1 GiB: not a Run record")
+            raise AgentGraphError(
+                codes.RUN_RECORD_INVALID, f"{path} is over 1 GiB: not a Run record"
+            )
         try:
             document = json.loads(data.decode("utf-8"))
         except UnicodeDecodeError as error:
             raise AgentGraphError(
-                RECORD_INVALID, f"{path} is not UTF-8 text (byte {error.start})"
+                codes.RUN_RECORD_INVALID, f"{path} is not UTF-8 text (byte {error.start})"
             ) from None
         except json.JSONDecodeError as error:
             found = Diagnostic(
-                RECORD_INVALID, error.msg, path=str(path), line=error.lineno, column=error.colno
+                codes.RUN_RECORD_INVALID,
+                error.msg,
+                path=str(path),
+                line=error.lineno,
+                column=error.colno,
             )
             raise AgentGraphError(
-                RECORD_INVALID,
+                codes.RUN_RECORD_INVALID,
                 f"{path}:{error.lineno}:{error.colno}: not a whole Run record "
                 f"(truncated or damaged: {error.msg})",
                 [found],
@@ -187,7 +188,7 @@ class RunFile:
         assert isinstance(document, dict)
         if document.get("checksum") != checksum(document):
             raise AgentGraphError(
-                RECORD_MODIFIED,
+                codes.RUN_RECORD_MODIFIED,
                 f"{path} was changed outside agc (its checksum does not match); "
                 "a Run resumes only from a record the runner wrote",
             )
@@ -214,7 +215,8 @@ class RunFile:
             return  # another Run of this program kept it meanwhile: the same bytes
         except OSError as error:
             raise AgentGraphError(
-                WRITE_FAILED, f"Cannot keep the Run's program {target}: {error.strerror or error}"
+                codes.FILE_WRITE_FAILED,
+                f"Cannot keep the Run's program {target}: {error.strerror or error}",
             ) from None
 
     def kept_program(self, digest: str) -> bytes | None:
@@ -250,10 +252,11 @@ class RunFile:
             )
         except FileExistsError:
             raise AgentGraphError(
-                TARGET_EXISTS, f"{target} appeared meanwhile; nothing was replaced"
+                codes.RUN_TARGET_EXISTS, f"{target} appeared meanwhile; nothing was replaced"
             ) from None
         except OSError as error:
             raise AgentGraphError(
-                WRITE_FAILED, f"Cannot write the Run record {target}: {error.strerror or error}"
+                codes.FILE_WRITE_FAILED,
+                f"Cannot write the Run record {target}: {error.strerror or error}",
             ) from None
         _crash_point(CRASH_AFTER, number)

@@ -16,14 +16,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ... import codes
 from ...errors import AgentGraphError, Diagnostic
-from .failures import RECORD_INVALID
 from .state import SCHEMA, RunDoc
 
 
 def _fail(display: str, what: str, found: list[Diagnostic] | None = None) -> AgentGraphError:
     return AgentGraphError(
-        RECORD_INVALID, f"{display} is not a Flow Run record agc wrote: {what}", found
+        codes.RUN_RECORD_INVALID, f"{display} is not a Flow Run record agc wrote: {what}", found
     )
 
 

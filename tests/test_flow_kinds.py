@@ -8,7 +8,9 @@ to each other, and prove an unknown kind fails loudly at decode and at run time.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from importlib.resources import files
 from pathlib import Path
 
 import pytest
@@ -31,6 +33,13 @@ def test_every_kind_has_one_row_in_each_table() -> None:
     assert set(lower.KIND_OF_MARKER.values()) == kinds
     assert set(lower.KIND_OF_MARKER) == set(actions.READERS) == set(actions.MARKERS)
     assert set(KIND_LABELS) == kinds
+
+
+def test_the_run_record_schema_names_every_kind_and_no_other() -> None:
+    """A visit records its node's kind by name: a kind the schema lacks would make the
+    runtime write records its own reader refuses (the schema is a third table to keep)."""
+    schema = json.loads(files("agent_graph.schemas").joinpath("flow-run.schema.json").read_text())
+    assert schema["$defs"]["visit"]["properties"]["kind"]["enum"] == list(r.ACTION_KINDS)
 
 
 def test_the_front_end_refuses_a_marker_it_has_no_reader_for(tmp_path: Path) -> None:

@@ -141,3 +141,46 @@ def test_json_rendering_uses_names() -> None:
     assert draft["repeats"] == ["draft"]
     assert doc["provider"]["id"] == "example.weekly-report"
     assert doc["catalog"][-1]["document"] == "diagnostic.report.publication-unverified"
+
+
+# -- Flow IR ------------------------------------------------------------------------------
+
+FLOWS = Path(__file__).resolve().parents[1] / "examples" / "flows"
+
+
+def test_a_kept_flow_program_dumps_with_nodes_named_by_their_refs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agent_graph import flow
+    from agent_graph.cli import main
+
+    program = flow.compile(FLOWS / "repo-stats")
+    kept = tmp_path / "program.agfir"
+    kept.write_bytes(program.to_bytes())
+    assert main(["ir", "dump", str(kept)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("flowir root=repo-stats fingerprint=sha256:")
+    nodes = [line.strip().split(" name=")[0] for line in lines if line.strip().startswith("node")]
+    assert nodes == ["node ref=count", "node ref=table"]
+    # a route names the node it goes to, not its index; the last one goes to the finish
+    routes = [line.strip() for line in lines if line.strip().startswith("route")]
+    assert routes == ['route result="已执行" node=table', 'route result="已执行"']
+    assert main(["ir", "dump", str(kept), "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["digest"] == program.digest
+    assert document["bytes"] == len(program.to_bytes())
+    assert [f["id"] for f in document["flows"]] == ["repo-stats"]
+
+
+def test_damaged_flow_ir_is_refused_not_dumped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agent_graph import flow
+    from agent_graph.cli import main
+
+    data = bytearray(flow.compile(FLOWS / "repo-stats").to_bytes())
+    data[-3] ^= 0xFF  # the body no longer matches its digest
+    kept = tmp_path / "program.agfir"
+    kept.write_bytes(bytes(data))
+    assert main(["ir", "dump", str(kept)]) == 1
+    assert "ir-corrupt" in capsys.readouterr().err

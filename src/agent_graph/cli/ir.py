@@ -123,8 +123,17 @@ def _read_ir(path: Path, given: str) -> bytes:
     return data
 
 
+def _is_flow_ir(data: bytes) -> bool:
+    """Whether ``data`` carries the Flow IR header (a kept ``.agfir`` beside a Flow Run);
+    anything else is read, and refused if need be, as Provider IR."""
+    from ..ir.flow_program import MAGIC
+
+    # the header is a msgpack array whose first member is the magic string
+    return data[1 : 2 + len(MAGIC)].endswith(MAGIC.encode("ascii"))
+
+
 @ir_group.command("dump")
-@click.argument("ir_file", required=False, metavar="[FILE.agir]")
+@click.argument("ir_file", required=False, metavar="[FILE.agir|FILE.agfir]")
 @click.option(
     "--root",
     default=None,
@@ -138,9 +147,10 @@ def ir_dump_command(
 ) -> None:
     """Print the IR one record per line (compiled from the Provider, or read from FILE).
 
-    FILE is compiled IR (written by agc ir build); for a Provider manifest use -m.
+    FILE is compiled IR: a Provider's (written by agc ir build) or a Flow's (kept beside
+    its Runs in .agc-flow-programs/); for a Provider manifest use -m.
     """
-    from ..ir.dump import dump, to_json
+    from ..ir.dump import dump, dump_flow, flow_to_json, to_json
     from ..vm import load_program
 
     opts = options(ctx, **local)
@@ -149,6 +159,14 @@ def ir_dump_command(
     else:
         path = Path(os.path.abspath(ir_file))
         data = _read_ir(path, ir_file)
+        if _is_flow_ir(data):
+            from ..ir.flow_program import FlowProgram
+
+            flow = FlowProgram.from_bytes(data)
+            text = dump_flow(flow.record)
+            document = {"digest": flow.digest, "bytes": len(data), **flow_to_json(flow.record)}
+            emit(opts.fmt, document, text.rstrip("\n").split("\n"))
+            return
         program = load_program(data, root if root is not None else path.parent)
     text = dump(program.ir)
     emit(

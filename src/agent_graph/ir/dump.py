@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import flow_records as fr
 from . import records as r
 from .schema import NONE, Field, Table, describe
 
@@ -207,7 +208,8 @@ class Renderer:
             end = next(f for f in describe(type(target)) if f.name == via)
             assert end.wire.table is not None
             return self._label(end.wire.table, getattr(target, via), scope, None)
-        ident = getattr(target, "id", None)
+        # Provider records are named by ``id``, Flow nodes and forks by their Mermaid ``ref``
+        ident = getattr(target, "id", None) or getattr(target, "ref", None)
         return ident if isinstance(ident, str) else str(index)
 
     # -- text -------------------------------------------------------------------------------
@@ -455,4 +457,19 @@ def dump(program: r.ProviderIR) -> str:
 def to_json(program: r.ProviderIR) -> dict[str, Any]:
     """The same rendering as JSON values (names instead of indexes)."""
     out: dict[str, Any] = _PROGRAM.json(program)
+    return out
+
+
+#: Flow IR has no dump that predates the markers, so every record renders generically.
+_FLOW = Renderer(fr.FLOW_RECORDS, {})
+
+
+def dump_flow(program: fr.FlowIR) -> str:
+    """A Flow program's text rendering (nodes and forks named by their Mermaid refs)."""
+    return _FLOW.text(program)
+
+
+def flow_to_json(program: fr.FlowIR) -> dict[str, Any]:
+    """The same rendering of a Flow program as JSON values."""
+    out: dict[str, Any] = _FLOW.json(program)
     return out

@@ -24,9 +24,7 @@ human output an Entry the Provider lacks is an error (``entry-missing``, exit 1)
 
 from __future__ import annotations
 
-import difflib
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +44,6 @@ from .options import (
 from .render import refuse_missing_entry, report_safely
 
 if TYPE_CHECKING:
-    from ..ir import records as r
     from ..runs import FileRunStore, Run
     from ..selection import Loaded
     from ..vm import Program
@@ -110,59 +107,11 @@ def run_provider(opts: Options, run: Run) -> RunProvider:
     return RunProvider(run.provider, program, None)
 
 
-def _state_keys(program: Program, graph: r.Graph, frame: str = "") -> Iterator[str]:
-    """Every state key of ``graph``'s nodes, its children's under their call paths too."""
-    from ..ir.records import NONE
-
-    for node in graph.nodes:
-        yield f"{frame}{graph.id}/{node.id}"
-        if node.subgraph != NONE:
-            child = program.ir.graphs[node.subgraph]
-            yield from _state_keys(program, child, f"{frame}{graph.id}/{node.id}>")
-
-
-def _is_state_key(program: Program, graph: r.Graph, key: str) -> bool:
-    """``key`` names a node of ``graph`` or, through subgraph nodes, of a Graph it calls.
-
-    Ids may hold ``/``, so the key is matched node by node rather than split; each step
-    into a child consumes a prefix, so the work is bounded by the key's length.
-    """
-    from ..ir.records import NONE
-
-    prefix = f"{graph.id}/"
-    if not key.startswith(prefix):
-        return False
-    rest = key[len(prefix) :]
-    for node in graph.nodes:
-        if rest == node.id:
-            return True
-        call = f"{node.id}>"
-        if (
-            node.subgraph != NONE
-            and rest.startswith(call)
-            and _is_state_key(program, program.ir.graphs[node.subgraph], rest[len(call) :])
-        ):
-            return True
-    return False
-
-
 def check_graph_state_key(program: Program, run: Run, key: str) -> None:
     """``state-key-invalid`` unless ``key`` is a state key of the Run's Graph in ``program``."""
-    from itertools import islice
+    from ..runs.keys import check_graph_state_key as check
 
-    from ..errors import AgentGraphError
-
-    graph = program.graph(run.graph)  # graph-missing when the Provider lacks the Run's Graph
-    if _is_state_key(program, graph, key):
-        return
-    known = list(islice(_state_keys(program, graph), 2000))
-    close = difflib.get_close_matches(key, known, n=1)
-    guess = f" (did you mean {close[0]}?)" if close else ""
-    raise AgentGraphError(
-        codes.STATE_KEY_INVALID,
-        f"{key!r} is not a state key of Graph {graph.id} in Provider {program.provider_id}"
-        f"{guess}: record the route's afterAction.recordNode exactly",
-    )
+    check(program, run.graph, key)
 
 
 def _status_hint(path: str, opts: Options, known: RunProvider | None = None) -> str:

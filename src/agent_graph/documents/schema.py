@@ -48,7 +48,7 @@ SCHEMA_NAMES: tuple[str, ...] = tuple(
         """
         action bundle code-catalog code-location error evaluation explain flow-run graph
         host-action-result
-        inspect materialization provider resource resource-location.file
+        inspect materialization mcp-config provider resource resource-location.file
         resource-location.graph-action resource-location.host-action resource-read-receipts
         resource.file resource.graph-action resource.host-action route run skill-binding
         test-case

@@ -37,6 +37,8 @@ FACTS_REPLACED: Final = "facts.replaced"
 AUTHORITIES_UPDATED: Final = "authorities.updated"
 RUN_CHECKPOINTED: Final = "run.checkpointed"
 RUN_RESUMED: Final = "run.resumed"
+# Written by hosts that decide Gates (``agc mcp serve``, ``agc run decide``; docs/mcp.md).
+GATE_DECIDED: Final = "gate.decided"
 
 _SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
 
@@ -48,6 +50,15 @@ class _Missing(enum.Enum):
 
 
 NO_DETAIL: Final = _Missing.NO_DETAIL
+
+
+class _Unset(enum.Enum):
+    """Marks a Fact path to remove: ``None`` is a Fact value of its own (JSON ``null``)."""
+
+    UNSET = "unset"
+
+
+UNSET: Final = _Unset.UNSET
 
 Clock = Callable[[], datetime]
 
@@ -341,6 +352,74 @@ def with_facts(
     out = _appended(document, at, _event(document, at, kind, {"keys": js_sorted(supplied)}))
     out["facts"] = supplied if replace else {**out["facts"], **supplied}
     return out
+
+
+def _put(facts: dict[str, Any], path: Sequence[str], value: Any) -> bool:
+    """Set (or, for :data:`UNSET`, remove) one nested member; whether anything changed.
+
+    A member on the way that is not an object is replaced by one: the path's owner said
+    what lives there, and a stale scalar must not make an observation impossible.
+    """
+    *parents, last = path
+    node = facts
+    for name in parents:
+        child = node.get(name)
+        if not isinstance(child, dict):
+            if value is UNSET:
+                return False
+            child = {}
+            node[name] = child
+        node = child
+    if value is UNSET:
+        if last not in node:
+            return False
+        del node[last]
+        return True
+    if last in node and _same(node[last], value):
+        return False
+    node[last] = copy.deepcopy(value)
+    return True
+
+
+def _same(a: Any, b: Any) -> bool:
+    # 1 and True differ as Facts (the VM compares with Object.is), so compare as JSON text
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def with_fact_paths(
+    document: Mapping[str, Any],
+    updates: Mapping[tuple[str, ...], Any],
+    at: str,
+    source: Mapping[str, Any],
+) -> dict[str, Any] | None:
+    """Set or remove Facts by path (``("report", "digest")``), recording who said so.
+
+    Unlike :func:`with_facts` this changes only the named members, so two writers of
+    different members of one object never undo each other. ``None`` when no value changed:
+    an unchanged observation writes no event (each Fact feeds the revision).
+    """
+    facts = copy.deepcopy(dict(document["facts"]))
+    changed = [".".join(path) for path, value in updates.items() if _put(facts, path, value)]
+    if not changed:
+        return None
+    check_facts(facts)
+    check_json(dict(source), "source", "facts-invalid")
+    detail = {
+        "keys": js_sorted({path.split(".", 1)[0] for path in changed}),
+        "paths": changed,
+        "source": _plain(dict(source)),
+    }
+    out = _appended(document, at, _event(document, at, FACTS_UPDATED, detail))
+    out["facts"] = facts
+    return out
+
+
+def with_event(document: Mapping[str, Any], at: str, type_: str, detail: Any) -> dict[str, Any]:
+    """Append one host event (``gate.decided`` …) without changing any state."""
+    check_json(detail, "detail", "detail-invalid")
+    plain = _plain(detail)
+    check_unicode(plain, "detail", "detail-invalid")
+    return _appended(document, at, _event(document, at, type_, plain))
 
 
 def with_authorities(

@@ -175,6 +175,25 @@ class BaseRunStore(ABC, Generic[K]):
     def exists(self, ref: RunRef) -> bool:
         return self._exists(self._key(ref))
 
+    def update(
+        self, ref: RunRef, change: Callable[[dict[str, Any], str], dict[str, Any] | None]
+    ) -> tuple[Run, bool]:
+        """One locked read-modify-write composed by a host from the document operations
+        (:mod:`.document`): ``change`` gets the stored document and the time, and returns
+        the new document, or None to leave the Run untouched. Returns the Run as it now is
+        and whether it was written. ``change`` may raise to refuse (nothing is written)."""
+        key = self._key(ref)
+        if not self._stored(key):
+            self._read(key)
+        with self._locked([key]):
+            current = self._read(key)
+            changed = change(current, self._now())
+            if changed is None:
+                return Run(current), False
+            check_document(changed, self._display(key))
+            self._replace(key, changed)
+        return Run(changed), True
+
     def start(
         self,
         ref: RunRef,

@@ -1,0 +1,199 @@
+"""How a Gate is decided: only by the user, bound to the exact state they were shown.
+
+The agent can only ask (``gate_resolve``). The server re-resolves the route at the
+revision the agent names, shows the user a form (MCP form elicitation; ``agc run decide``
+asks the same on a terminal) and applies the answer in one locked write, re-checking
+under the lock that the Run still has that revision: a decision never lands on a state
+the user did not see.
+
+The form is never empty and never pre-filled: ``decision`` is required and has no
+default, so a client that accepts empty forms on its own cannot approve anything, and a
+Gate that is not delegatable also asks the user to type its id. An approval records the
+Facts the host's policy names (``gates.<id>.onApprove.facts`` in the config), by default
+the ``equals`` checks of the Gate's own ``satisfiedBy`` (``report.approved = true``);
+``exists`` checks are never invented. A rejection records the Gate's Outcome ``failed``.
+No authority is granted and nothing is delegated: the Run holds what the user decided,
+with a ``gate.decided`` event saying how, through which client and under which config.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from ..errors import AgentGraphError
+from ..ir import records as r
+from ..runs import Run, evaluation_input
+from ..runs.document import GATE_DECIDED, recorded, with_event, with_fact_paths
+
+if TYPE_CHECKING:
+    from ..runs import RunStore
+    from ..runs.store import RunRef
+    from ..vm import Program
+    from .config import GatePolicy
+
+DECISIONS: Final = ("approve", "reject")
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """The question put to the user, and what it is bound to."""
+
+    run: str
+    route_id: str
+    revision: str
+    gate: Mapping[str, Any]
+    graph: str  # the Gate node's own Graph (a called one inside a subgraph)
+    node: str
+    record_node: str
+    message: str
+    schema: Mapping[str, Any]
+
+    @property
+    def digest(self) -> str:
+        text = json.dumps([self.message, self.schema], sort_keys=True, ensure_ascii=False)
+        return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+    def state(self) -> str:
+        """The plaintext of the 2026-07-28 ``requestState`` (the SDK seals it)."""
+        bound = {
+            "run": self.run,
+            "routeId": self.route_id,
+            "revision": self.revision,
+            "gate": self.gate["id"],
+            "form": self.digest,
+        }
+        return json.dumps(bound, sort_keys=True)
+
+    def matches(self, state: str) -> bool:
+        return state == self.state()
+
+
+def waiting_route(program: Program, run: Run, route_id: str, revision: str) -> dict[str, Any]:
+    """The Gate route ``route_id`` at ``revision``: ``route-revision-stale`` /
+    ``route-stale`` when the Run moved on, ``gate-not-waiting`` when it is no Gate."""
+    state = evaluation_input(run, provider=program.provider_id)
+    route = program.route(run.graph, run.entry, route_id, state, revision).to_dict()
+    gate = route.get("gate")
+    if route["statusCode"] != "waiting-user" or gate is None:
+        raise AgentGraphError(
+            "gate-not-waiting",
+            f"Route {route_id} ({route['node']}) is not a Gate waiting for the user",
+        )
+    return route
+
+
+def ask_for(handle: str, provider: str, route: Mapping[str, Any], run_label: str) -> Ask:
+    gate = route["gate"]
+    authority = gate.get("authority")
+    lines = [f"[{provider} · {route['graph']} · {route['node']}] {gate['prompt']}"]
+    if authority:
+        lines.append(f"Authority: {authority}")
+    lines.append(f"Run {run_label}, revision {route['revision'][:19]}…")
+    lines.append("Choose approve or reject; the agent cannot answer this for you.")
+    properties: dict[str, Any] = {
+        "decision": {
+            "type": "string",
+            "title": "Decision",
+            "description": f"approve or reject: {gate['prompt']}",
+            "enum": list(DECISIONS),
+        }
+    }
+    required = ["decision"]
+    if gate.get("delegatable") is False:
+        properties["confirm"] = {
+            "type": "string",
+            "title": f"Type {gate['id']} to confirm",
+            "minLength": 1,
+        }
+        required.append("confirm")
+    schema = {"type": "object", "properties": properties, "required": required}
+    record = route["afterAction"].get("recordNode") or f"{route['graph']}/{route['node']}"
+    return Ask(
+        handle,
+        route["routeId"],
+        route["revision"],
+        gate,
+        route["graph"],
+        route["node"],
+        record,
+        "\n".join(lines),
+        schema,
+    )
+
+
+def check_answer(ask: Ask, action: str, content: Mapping[str, Any] | None) -> tuple[str, str]:
+    """``(decision, why)``: ``approved``/``rejected`` for a complete answer, ``declined`` /
+    ``cancelled`` as the user said, ``invalid`` for an accept that decides nothing."""
+    if action == "decline":
+        return "declined", "the user declined to decide"
+    if action != "accept":
+        return "cancelled", "the request was dismissed without a decision"
+    given = dict(content or {})
+    choice = given.get("decision")
+    if choice not in DECISIONS:
+        return "invalid", "the form came back without a decision (approve or reject)"
+    if "confirm" in ask.schema["properties"] and given.get("confirm") != ask.gate["id"]:
+        return "invalid", f"the confirmation was not the Gate id {ask.gate['id']}, typed exactly"
+    return ("approved" if choice == "approve" else "rejected"), f"the user chose {choice}"
+
+
+def approval_facts(program: Program, ask: Ask, policy: GatePolicy) -> dict[tuple[str, ...], Any]:
+    if policy.on_approve is not None:
+        return dict(policy.on_approve)
+    node = next(n for n in program.graph(ask.graph).nodes if n.id == ask.node)
+    return {c.path: c.value for c in node.satisfied_by or () if c.kind == r.EQUALS}
+
+
+def apply(
+    store: RunStore,
+    ref: RunRef,
+    program: Program,
+    ask: Ask,
+    decision: str,
+    policy: GatePolicy,
+    how: Mapping[str, Any],
+) -> tuple[Run, dict[str, Any]]:
+    """Write an approved or rejected decision in one locked commit; ``recorded`` says what.
+
+    ``how`` is the provenance (``via``, ``client``, ``protocol``, ``config``). Refused with
+    ``route-revision-stale`` when the stored Run no longer has the revision shown.
+    """
+    facts = approval_facts(program, ask, policy) if decision == "approved" else {}
+    recorded_: dict[str, Any] = {"decision": decision}
+
+    def change(document: dict[str, Any], at: str) -> dict[str, Any]:
+        run = Run(document)
+        state = evaluation_input(run, provider=program.provider_id)
+        current = program.evaluate(run.graph, run.entry, state).revision
+        if current != ask.revision:
+            raise AgentGraphError(
+                "route-revision-stale",
+                f"The Run moved on since the user was asked (revision {current}, the form "
+                f"showed {ask.revision}); nothing was recorded",
+            )
+        detail = {
+            "gate": ask.gate["id"],
+            "decision": decision,
+            "routeId": ask.route_id,
+            "revision": ask.revision,
+            "form": ask.digest,
+            **how,
+        }
+        out = with_event(document, at, GATE_DECIDED, detail)
+        source = {"kind": "user", "gate": ask.gate["id"], **how}
+        if decision == "approved":
+            changed = with_fact_paths(out, facts, at, source)
+            recorded_["facts"] = sorted(".".join(p) for p in facts)
+            return changed if changed is not None else out
+        detail_failed = {"by": "user", "gate": ask.gate["id"], **how}
+        recorded_["outcome"] = "failed"
+        recorded_["stateKey"] = ask.record_node
+        return recorded(out, ask.record_node, "failed", at, detail_failed)
+
+    run, _ = store.update(ref, change)
+    recorded_["sequence"] = run.events[-1]["sequence"]
+    return run, recorded_

@@ -1,0 +1,638 @@
+"""The host behind the tools: Providers, Runs, observers and Gates, without the SDK.
+
+Every tool is a synchronous method taking the checked arguments and returning the
+result object (``next`` first), or raising :class:`~agent_graph.errors.AgentGraphError`,
+which :mod:`.results` turns into a tool error. The SDK adapter runs them on a worker
+thread, so a Run lock held by a terminal's ``agc run …`` delays one call, not the server.
+
+Runs are named by handle: ``DIR/graph/<handle>.json`` under ``--runs DIR`` (the files
+``agc run`` reads and writes, under the same locks), else kept in memory for the life of
+the process. The server never runs a Route's command plan: the agent runs it through its
+client, under the client's own permission prompts.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from ..errors import AgentGraphError
+from ..runs import FileRunStore, MemoryRunStore, Run, evaluation_input
+from ..runs.document import OUTCOME_RECORDED, recorded, with_fact_paths
+from . import gates
+from . import next as next_
+from .config import HostConfig, load_config
+from .observers import look, report
+from .providers import ProviderSet, Served
+from .tools import BY_NAME, Tool, check_arguments, select_tools
+
+if TYPE_CHECKING:
+    from ..runs import RunStore
+    from ..runs.store import RunRef
+    from ..vm import Evaluation, Program
+
+#: How long a call waits for a Run another process holds before ``run-locked``: well
+#: under the 60 s clients allow a tool call.
+LOCK_TIMEOUT_S: Final = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class ServeOptions:
+    manifests: tuple[str, ...] = ()
+    skills: tuple[str, ...] = ()
+    registry: str | None = None
+    runs: str | None = None
+    workspaces: tuple[str, ...] = ()
+    config: str | None = None
+    tools: str = "core"
+    read_only: bool = False
+
+    def words(self) -> list[str]:
+        """The options as ``agc mcp serve`` takes them (for client snippets and hints)."""
+        out: list[str] = []
+        for manifest in self.manifests:
+            out += ["-m", manifest]
+        for skill in self.skills:
+            out += ["--skill", skill]
+        if self.registry:
+            out += ["--registry", self.registry]
+        if self.runs:
+            out += ["--runs", self.runs]
+        for workspace in self.workspaces:
+            out += ["--workspace", workspace]
+        if self.config:
+            out += ["--config", self.config]
+        if self.tools != "core":
+            out += ["--tools", self.tools]
+        if self.read_only:
+            out.append("--read-only")
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Client:
+    """Who called, as far as the connection says (recorded with what the user decided)."""
+
+    name: str | None = None
+    version: str | None = None
+    protocol: str | None = None
+    elicitation: bool = False
+
+    def provenance(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.name:
+            out["client"] = f"{self.name} {self.version or ''}".strip()
+        if self.protocol:
+            out["protocol"] = self.protocol
+        return out
+
+
+@dataclass(slots=True)
+class _Ledger:
+    """The recordNodes this process routed, per (handle, revision): ``run_record`` takes
+    only what a route offered at the revision the agent acted on."""
+
+    routed: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def remember(self, handle: str, route: Mapping[str, Any]) -> None:
+        node = route["afterAction"].get("recordNode")
+        if node:
+            with self.lock:
+                self.routed.setdefault((handle, route["revision"]), set()).add(node)
+
+    def offered(self, handle: str, revision: str) -> set[str] | None:
+        with self.lock:
+            found = self.routed.get((handle, revision))
+            return None if found is None else set(found)
+
+
+class Host:
+    def __init__(self, options: ServeOptions) -> None:
+        self.options = options
+        self.config: HostConfig = load_config(options.config)
+        self.tools: tuple[Tool, ...] = select_tools(options.tools, read_only=options.read_only)
+        self.providers = ProviderSet.load(
+            list(options.manifests), list(options.skills), options.registry
+        )
+        self.roots = [os.path.abspath(w) for w in (options.workspaces or (".",))]
+        self.store: RunStore = (
+            FileRunStore(lock_timeout=LOCK_TIMEOUT_S) if options.runs else MemoryRunStore()
+        )
+        self._ledger = _Ledger()
+        self._cache: str | None = None
+
+    # -- dispatch ------------------------------------------------------------------------
+
+    def tool(self, name: str) -> Tool | None:
+        found = BY_NAME.get(name)
+        return found if found is not None and found in self.tools else None
+
+    def call(self, name: str, arguments: Any, client: Client) -> dict[str, Any]:
+        """Run a tool other than ``gate_resolve`` (which asks the user: :meth:`gate_begin`)."""
+        tool = self.tool(name)
+        if tool is None:
+            raise AgentGraphError("arguments-invalid", f"This server offers no tool {name}")
+        args = check_arguments(tool, arguments)
+        method = getattr(self, f"_{name}")
+        result: dict[str, Any] = method(args, client)
+        return result
+
+    # -- Runs ------------------------------------------------------------------------------
+
+    def _ref(self, handle: str) -> RunRef:
+        if self.options.runs is None:
+            return handle
+        return Path(self.options.runs) / "graph" / f"{handle}.json"
+
+    def _load(self, handle: str) -> tuple[RunRef, Run]:
+        ref = self._ref(handle)
+        if not self.store.exists(ref):
+            raise AgentGraphError(
+                "run-missing",
+                f"There is no Run {handle}: start one with run_start (handles are kept "
+                + ("in the runs directory)" if self.options.runs else "for this process only)"),
+            )
+        return ref, self.store.load(ref)
+
+    def _served(self, run: Run) -> tuple[Served, Program]:
+        served = self.providers.get(run.provider)
+        assert served.program is not None
+        return served, served.program
+
+    def provider_words(self, served: Served) -> list[str]:
+        if served.option == "--skill":
+            words = ["--skill", served.label]
+        else:
+            words = ["-m", served.label]
+        if self.options.registry:
+            words += ["--registry", self.options.registry]
+        return words
+
+    def _run_ref(self, handle: str, run: Run, served: Served) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "run": handle,
+            "id": run.id,
+            "provider": run.provider,
+            "graph": run.graph,
+            "entry": run.entry,
+            "sequence": run.events[-1]["sequence"] if run.events else 0,
+        }
+        if self.options.runs is not None:
+            file = os.fspath(self._ref(handle))
+            out["file"] = file
+            words = ["agc", "run", "status", "--state", file, *self.provider_words(served)]
+            out["cli"] = shlex.join(words)
+        return out
+
+    def _observe(self, handle: str, ref: RunRef, run: Run) -> tuple[Run, list[dict[str, Any]]]:
+        """Run the declared observers and write what changed, one event per observer."""
+        if self.options.read_only or not self.config.observers:
+            return run, []
+        workspace = run.workspace or self.roots[0]
+        env = {"AGENT_GRAPH_WORKSPACE": workspace, "AGENT_GRAPH_RUN": handle}
+        observed = []
+        for seen in look(self.config, workspace, env):
+            changed: list[str] = []
+            if seen.status == "ok" and seen.updates:
+                source: dict[str, Any] = {"kind": "observer", "id": seen.observer.id}
+                if self.config.digest:
+                    source["config"] = self.config.digest
+                if seen.digest:
+                    source["output"] = seen.digest
+                updates = seen.updates
+
+                def change(doc: dict[str, Any], at: str) -> dict[str, Any] | None:
+                    return with_fact_paths(doc, updates, at, source)
+
+                run, written = self.store.update(ref, change)
+                if written:
+                    changed = list(run.events[-1]["detail"]["paths"])
+            observed.append(report(seen, changed))
+        return run, observed
+
+    def _unverified(self, evaluation: Evaluation) -> list[dict[str, Any]]:
+        """Every step recorded ``completed`` whose satisfiedBy the Facts do not confirm,
+        with the Facts missing and the observers that could supply them."""
+        trace = evaluation.trace
+        if trace is None:
+            return []
+        out = []
+        for frame in trace.frames:
+            for index, node in frame.nodes.items():
+                for step in node.steps:
+                    if step.kind != "unverified":
+                        continue
+                    missing = []
+                    for check in trace.checks(step):
+                        if check.passed:
+                            continue
+                        path = tuple(check.path.split("."))
+                        item: dict[str, Any] = {"path": check.path, "check": check.kind}
+                        if check.kind == "equals":
+                            item["expected"] = check.expected
+                        item["observers"] = [o.id for o in self.config.observers_for(path)]
+                        missing.append(item)
+                    key = f"{frame.prefix}{frame.graph.nodes[index].id}"
+                    out.append({"stateKey": key, "missing": missing})
+        return out
+
+    def _step(
+        self,
+        handle: str,
+        run: Run,
+        served: Served,
+        program: Program,
+        observed: list[dict[str, Any]],
+        *,
+        want_route: bool = True,
+        extra: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        state = evaluation_input(run, provider=program.provider_id)
+        evaluation = program.evaluate(run.graph, run.entry, state, trace=True)
+        doc = evaluation.to_dict()
+        route = None
+        if want_route and evaluation.primary is not None:
+            primary = evaluation.primary.route_id
+            route = program.route(run.graph, run.entry, primary, state, evaluation.revision)
+        route_doc = route.to_dict() if route is not None else None
+        if route_doc is not None:
+            self._ledger.remember(handle, route_doc)
+        unverified = self._unverified(evaluation)
+        reference = self._run_ref(handle, run, served)
+        out: dict[str, Any] = {
+            "next": next_.step(handle, reference["sequence"], doc, route_doc, unverified)
+        }
+        out.update(extra or {})
+        out["run"] = reference
+        out["observed"] = observed
+        if unverified:
+            out["unverified"] = unverified
+        out["evaluation"] = doc
+        if route_doc is not None:
+            out["route"] = route_doc
+        return out
+
+    # -- selection -------------------------------------------------------------------------
+
+    def _select(self, args: Mapping[str, Any]) -> tuple[Served, str, str]:
+        skill_name = args.get("skill")
+        if skill_name is not None:
+            served, skill = self.providers.skill(skill_name)
+            for member, bound in (("graph", skill.graph), ("entry", skill.entry)):
+                given = args.get(member)
+                if given is not None and given != bound:
+                    code = "skill-graph-conflict" if member == "graph" else "skill-entry-conflict"
+                    raise AgentGraphError(
+                        code, f"Skill {skill.name} selects {member} {bound}, not {given}"
+                    )
+            if args.get("provider") not in (None, served.id):
+                raise AgentGraphError(
+                    "skill-graph-conflict",
+                    f"Skill {skill.name} binds Provider {served.id}, not {args['provider']}",
+                )
+            return served, skill.graph, skill.entry
+        provider = args.get("provider")
+        served = self.providers.get(provider) if provider else self.providers.only()
+        program = served.program
+        assert program is not None
+        graph = args.get("graph")
+        if graph is None:
+            if len(served.skills) == 1:
+                return served, served.skills[0].graph, args.get("entry", served.skills[0].entry)
+            graphs = [g.id for g in program.ir.graphs]
+            if len(graphs) != 1:
+                raise AgentGraphError(
+                    "graph-selection-missing",
+                    f"Provider {served.id} has several Graphs: name one of {', '.join(graphs)}",
+                )
+            graph = graphs[0]
+        entry = args.get("entry", "default")
+        entrypoints = [name for name, _ in program.graph(graph).entrypoints]
+        if entry not in entrypoints:
+            raise AgentGraphError(
+                "entry-missing",
+                f"Graph {graph} has no entry {entry}; it has {', '.join(entrypoints)}",
+            )
+        return served, graph, entry
+
+    def _workspace(self, given: str | None) -> str:
+        if given is None:
+            return self.roots[0]
+        if os.path.isabs(given):
+            raise AgentGraphError(
+                "absolute-path-forbidden", f"workspace must be a relative path, not {given}"
+            )
+        for root in self.roots:
+            target = os.path.realpath(os.path.join(root, given))
+            if os.path.commonpath([os.path.realpath(root), target]) == os.path.realpath(root):
+                if not os.path.isdir(target):
+                    raise AgentGraphError(
+                        "path-outside-roots", f"workspace {given} is not a directory"
+                    )
+                return target
+        raise AgentGraphError(
+            "path-outside-roots", f"workspace {given} leads out of the server's workspace"
+        )
+
+    # -- tools -----------------------------------------------------------------------------
+
+    def _providers_list(self, args: Mapping[str, Any], client: Client) -> dict[str, Any]:
+        runs: dict[str, Any] = {"store": "file" if self.options.runs else "memory"}
+        if self.options.runs:
+            runs["directory"] = os.path.join(self.options.runs, "graph")
+        return {
+            "next": next_.start(),
+            "providers": self.providers.describe(),
+            "runs": runs,
+            "tools": [t.name for t in self.tools],
+            "readOnly": self.options.read_only,
+        }
+
+    def _graph_evaluate(self, args: Mapping[str, Any], client: Client) -> dict[str, Any]:
+        from ..vm import RoutingState
+
+        served, graph, entry = self._select(args)
+        assert served.program is not None
+        state = RoutingState(
+            facts=args.get("facts", {}),
+            outcomes=args.get("outcomes", {}),
+            authorities=tuple(args.get("authorities", ())),
+        )
+        doc = served.program.evaluate(graph, entry, state).to_dict()
+        say = (
+            "Hypothetical: nothing was recorded; to act, work on a Run (run_start, then "
+            "run_status), whose Facts only the host's observers and the user's answers set."
+        )
+        return {"next": {"say": say, "waitsFor": "agent"}, "hypothetical": True, "evaluation": doc}
+
+    def _run_start(self, args: Mapping[str, Any], client: Client) -> dict[str, Any]:
+        handle = args["run"]
+        served, graph, entry = self._select(args)
+        assert served.program is not None
+        workspace = self._workspace(args.get("workspace"))
+        ref = self._ref(handle)
+        if self.store.exists(ref):
+            raise AgentGraphError(
+                "run-target-exists", f"Run {handle} exists: continue it with run_status"
+            )
+        run = self.store.start(
+            ref, provider=served.program.provider_id, graph=graph, entry=entry, workspace=workspace
+        )
+        run, observed = self._observe(handle, ref, run)
+        return self._step(handle, run, served, served.program, observed)
+
+    def _run_status(self, args: Mapping[str, Any], client: Client) -> dict[str, Any]:
+        handle = args["run"]
+        ref, run = self._load(handle)
+        served, program = self._served(run)
+        observed: list[dict[str, Any]] = []
+        if args.get("observe", True):
+            run, observed = self._observe(handle, ref, run)
+        return self._step(
+            handle, run, served, program, observed, want_route=args.get("route", True)
+        )
+
+    def _graph_route(self, args: Mapping[str, Any], client: Client) -> dict[str, Any]:
+        handle = args["run"]
+        _, run = self._load(handle)
+        served, program = self._served(run)
+        state = evaluation_input(run, provider=program.provider_id)
+        evaluation = program.evaluate(run.graph, run.entry, state)
+        route_id = args.get("routeId")
+        if route_id is None:
+            if evaluation.primary is None:
+                doc = evaluation.to_dict()
+                raise AgentGraphError(
+                    "route-unavailable",
+                    f"Run {handle} has no available route: it is {doc['statusCode']}",
+                )
+            route_id = evaluation.primary.route_id
+        route = program.route(run.graph, run.entry, route_id, state, args.get("revision"))
+        doc = route.to_dict()
+        self._ledger.remember(handle, doc)
+        reference = self._run_ref(handle, run, served)
+        resources = []
+        for kind in ("required", "recommended"):
+            for location in doc["resources"][kind]:
+                item = {"id": location["id"], "required": kind == "required"}
+                for member in ("kind", "mediaType", "digest", "readState"):
+                    if member in location:
+                        item[member] = location[member]
+                resources.append(item)
+        step = next_.step(handle, reference["sequence"], evaluation.to_dict(), doc)
+        if evaluation.primary is None or evaluation.primary.route_id != route_id:
+            step = next_._route_step(handle, reference["sequence"], doc)
+        return {"next": step, "run": reference, "route": doc, "resources": resources}
+
+    def _run_record(self, args: Mapping[str, Any], client: Client) -> dict[str, Any]:
+        from ..runs.keys import check_graph_state_key
+
+        handle = args["run"]
+        key, outcome, revision, sequence = (
+            args["recordNode"],
+            args["outcome"],
+            args["revision"],
+            args["sequence"],
+        )
+        ref, run = self._load(handle)
+        served, program = self._served(run)
+        check_graph_state_key(program, run.graph, key)
+        offered = self._ledger.offered(handle, revision)
+        if offered is not None and key not in offered:
+            raise AgentGraphError(
+                "run-record-conflict",
+                f"{key} is not the afterAction.recordNode of a route offered at revision "
+                f"{revision} (offered: {', '.join(sorted(offered))})",
+            )
+        detail: dict[str, Any] = {"reportedBy": "agent", "via": "mcp", "revision": revision}
+        detail.update(client.provenance())
+        if "note" in args:
+            detail["note"] = args["note"]
+
+        def change(doc: dict[str, Any], at: str) -> dict[str, Any]:
+            last = doc["events"][-1]["sequence"] if doc["events"] else 0
+            if sequence > last:
+                raise AgentGraphError(
+                    "run-record-conflict",
+                    f"sequence {sequence} is ahead of Run {handle} (its last event is {last})",
+                )
+            later = [
+                e["sequence"]
+                for e in doc["events"]
+                if e["sequence"] > sequence
+                and e["type"] == OUTCOME_RECORDED
+                and e.get("node") == key
+            ]
+            if later:
+                raise AgentGraphError(
+                    "run-record-conflict",
+                    f"{key} received another Outcome (event {later[-1]}) after sequence "
+                    f"{sequence}: someone else acted on this step",
+                )
+            return recorded(doc, key, outcome, at, detail)
+
+        run, _ = self.store.update(ref, change)
+        recorded_ = {"stateKey": key, "outcome": outcome, "sequence": run.events[-1]["sequence"]}
+        run, observed = self._observe(handle, ref, run)
+        return self._step(handle, run, served, program, observed, extra={"recorded": recorded_})
+
+    def _resource_read(self, args: Mapping[str, Any], client: Client) -> dict[str, Any]:
+        from ..documents.files import read_bytes
+        from ..materialize.locate import find_resource
+
+        _, run = self._load(args["run"])
+        _, program = self._served(run)
+        wanted = args["id"]
+        location = _file_ref(program, wanted)
+        if location is None:
+            resource = find_resource(program, wanted)
+            if resource.content is not None:
+                location = (resource.id, resource.media_type, resource.content, resource.digest)
+            else:
+                location = self._materialized(program, run, resource.id)
+        rid, media, rel, digest = location
+        target = Path(rel) if os.path.isabs(rel) else program.root / rel
+        text = read_bytes(target, rel).decode("utf-8", "replace")
+        info = {"id": rid, "mediaType": media, "digest": digest}
+        say = "Follow this resource for the step it belongs to, then report with run_record."
+        return {"next": {"say": say, "waitsFor": "agent"}, "resource": info, "text": text}
+
+    def _materialized(self, program: Program, run: Run, rid: str) -> tuple[str, str, str, str]:
+        import tempfile
+
+        from ..materialize import materialize
+
+        if self._cache is None:
+            self._cache = tempfile.mkdtemp(prefix="agc-mcp-views-")
+        state = evaluation_input(run, provider=program.provider_id)
+        revision = program.evaluate(run.graph, run.entry, state).revision
+        done = materialize(
+            program,
+            rid,
+            cache=self._cache,
+            revision=revision,
+            workspace=run.workspace or self.roots[0],
+        )
+        return done.id, done.media_type, done.path, done.digest
+
+    # -- Gates -----------------------------------------------------------------------------
+
+    def fallback(self, handle: str, served: Served, gate_id: str) -> str:
+        """The terminal command the *user* can run to decide instead."""
+        if self.options.runs is None:
+            return (
+                "this server keeps Runs in memory: the user can restart it with --runs DIR "
+                "and decide in a terminal with agc run decide"
+            )
+        words = ["agc", "run", "decide", "--state", os.fspath(self._ref(handle))]
+        words += [*self.provider_words(served), "--gate", gate_id]
+        if self.options.config:
+            words += ["--config", self.options.config]
+        return shlex.join(words)
+
+    def gate_begin(self, arguments: Any, client: Client) -> gates.Ask | dict[str, Any]:
+        """What to ask the user, or the result when they cannot be asked here."""
+        tool = self.tool("gate_resolve")
+        if tool is None:
+            raise AgentGraphError("arguments-invalid", "This server offers no tool gate_resolve")
+        args = check_arguments(tool, arguments)
+        handle = args["run"]
+        _, run = self._load(handle)
+        served, program = self._served(run)
+        route = gates.waiting_route(program, run, args["routeId"], args["revision"])
+        ask = gates.ask_for(handle, program.provider_id, route, handle)
+        policy = self.config.gate(ask.gate["id"])
+        if policy.via == "cli":
+            why = "the host's config lets only a terminal decide this Gate"
+        elif not client.elicitation:
+            why = "this client cannot show the user a form (no elicitation)"
+        else:
+            return ask
+        return self._undecided(handle, run, served, program, ask, "unavailable", why)
+
+    def gate_finish(
+        self,
+        arguments: Any,
+        ask: gates.Ask,
+        action: str,
+        content: Mapping[str, Any] | None,
+        client: Client,
+    ) -> dict[str, Any]:
+        """Apply the user's answer to ``ask`` (see :mod:`.gates`)."""
+        handle = ask.run
+        ref, run = self._load(handle)
+        served, program = self._served(run)
+        decision, why = gates.check_answer(ask, action, content)
+        if decision not in ("approved", "rejected"):
+            return self._undecided(handle, run, served, program, ask, decision, why)
+        how: dict[str, Any] = {"via": "elicitation-form", **client.provenance()}
+        if self.config.digest:
+            how["config"] = self.config.digest
+        policy = self.config.gate(ask.gate["id"])
+        run, recorded_ = gates.apply(self.store, ref, program, ask, decision, policy, how)
+        run, observed = self._observe(handle, ref, run)
+        extra = {"decision": decision, "gate": dict(ask.gate), "recorded": recorded_}
+        return self._step(handle, run, served, program, observed, extra=extra)
+
+    def gate_resume(
+        self,
+        arguments: Any,
+        state: str,
+        action: str,
+        content: Mapping[str, Any] | None,
+        client: Client,
+    ) -> dict[str, Any]:
+        """The 2026-07-28 retry: the Gate is re-resolved at the revision the form showed,
+        and the sealed state must be the question this server asked for it."""
+        found = self.gate_begin(arguments, client)
+        if not isinstance(found, gates.Ask):
+            return found
+        if not found.matches(state):
+            raise AgentGraphError(
+                "route-revision-stale",
+                "The answer is for another question than the one this Gate asks now; "
+                "nothing was recorded",
+            )
+        return self.gate_finish(arguments, found, action, content, client)
+
+    def _undecided(
+        self,
+        handle: str,
+        run: Run,
+        served: Served,
+        program: Program,
+        ask: gates.Ask,
+        decision: str,
+        why: str,
+    ) -> dict[str, Any]:
+        fallback = self.fallback(handle, served, ask.gate["id"])
+        say = (
+            f"Nothing changed: {why}. Do not decide it yourself; the user can decide in a "
+            f"terminal: {fallback}, then call run_status."
+        )
+        out = self._step(handle, run, served, program, [], want_route=False)
+        out["next"] = {
+            "say": say,
+            "waitsFor": "user",
+            "tool": "run_status",
+            "arguments": {"run": handle},
+        }
+        out["decision"] = decision
+        out["gate"] = dict(ask.gate)
+        out["fallback"] = fallback
+        return out
+
+
+def _file_ref(program: Program, wanted: str) -> tuple[str, str, str, str] | None:
+    """An Action's Skill or schema file offered on routes under location id ``wanted``."""
+    for action in program.ir.actions:
+        for ref in (action.skill, action.input_schema, action.output_schema):
+            if ref is not None and ref.id == wanted and ref.error is None:
+                return ref.id, ref.media_type, ref.path, ref.digest
+    return None

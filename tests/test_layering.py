@@ -67,6 +67,9 @@ ALLOWED: dict[str, set[str]] = {
     # pictures of graphs (Mermaid, DOT, SVG through Graphviz) and explanations: they read the
     # VM's evaluation trace and the Flow IR, and run Graphviz through exec; they evaluate nothing
     "pictures": BASE | {"ir", "vm", "exec"},
+    # agc mcp serve's host: loads Providers through selection, keeps Runs, runs observers;
+    # one adapter module inside it imports the MCP SDK
+    "mcp": BASE | {"selection", "runs", "vm", "documents", "materialize", "exec", "schemas"},
     "testing": BASE | {"ROOT", "documents", "vm"},
     "pytest_plugin": BASE | {"ROOT", "testing", "vm"},
     "cli": BASE
@@ -88,6 +91,7 @@ ALLOWED: dict[str, set[str]] = {
         "compiler.flow",
         "compiler.provider",
         "pictures",
+        "mcp",
     },
     "__main__": {"cli"},
 }

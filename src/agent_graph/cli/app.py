@@ -41,6 +41,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "inspect": ("validate", "inspect_group"),
     "import": ("importcmd", "import_group"),
     "ir": ("ir", "ir_group"),
+    "mcp": ("mcp", "mcp_group"),
     "migrate": ("migrate", "migrate_command"),
     "resource": ("resource", "resource_group"),
     "route": ("evaluate", "route_command"),

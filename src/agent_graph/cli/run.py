@@ -1,4 +1,4 @@
-"""``agc run start|status|record|facts|authority|checkpoint|resume|events`` (reference §8.3).
+"""``agc run start|status|record|facts|authority|decide|checkpoint|resume|events`` (reference §8.3).
 
 A Run file is the host's memory between routes (``agent_graph.runs``). Every
 command that changes it is a locked, atomic read-modify-write, so concurrent
@@ -371,6 +371,85 @@ def run_authority_command(
     run = _store().set_authorities(state, authorities)
     listed = ", ".join(run.authorities) or "<none>"
     report_safely(opts.fmt, run.document, [f"Authorities: {listed}"])
+
+
+def _is_terminal() -> bool:
+    import sys
+
+    return sys.stdin.isatty()
+
+
+@run_group.command("decide")
+@state_option()
+@click.option(
+    "--gate", "gate_id", default=None, metavar="ID", help="The Gate to decide (default: any)."
+)
+@click.option(
+    "--config",
+    default=None,
+    metavar="FILE",
+    help="agent-graph.mcp-config.v1 whose gates policy applies (as agc mcp serve's).",
+)
+@provider_options
+@click.pass_context
+def run_decide_command(
+    ctx: click.Context, /, state: str, gate_id: str | None, config: str | None, **local: Any
+) -> None:
+    """Decide the Gate the Run waits on, as its user: asks on a terminal, refuses without one.
+
+    \b
+    This is the way to decide a Gate when the MCP client cannot show the user a form
+    (docs/mcp.md): the same question, policy and record as agc mcp serve's gate_resolve,
+    written with via cli-tty. An agent must not run it for the user.
+    """
+    from ..errors import AgentGraphError
+    from ..mcp import gates
+    from ..mcp.config import load_config
+    from ..runs import evaluation_input, read_run
+
+    opts = options(ctx, **local)
+    if not _is_terminal():
+        raise AgentGraphError(
+            "tty-required",
+            "agc run decide asks its user on a terminal and there is none: run it yourself "
+            "in a terminal (a Gate is the user's decision, not a script's or an agent's)",
+        )
+    policy_file = load_config(config)
+    program = load(opts).runnable
+    run = read_run(state, program.provider_id)
+    routing = evaluation_input(run)
+    evaluation = program.evaluate(run.graph, run.entry, routing)
+    route = None
+    for candidate in evaluation.candidates:
+        found = program.route(
+            run.graph, run.entry, candidate.route_id, routing, evaluation.revision
+        ).to_dict()
+        gate = found.get("gate")
+        if found["statusCode"] == "waiting-user" and gate is not None:
+            if gate_id is None or gate["id"] == gate_id:
+                route = found
+                break
+    if route is None:
+        which = f"Gate {gate_id}" if gate_id else "a Gate"
+        raise AgentGraphError("gate-not-waiting", f"Run {run.id} is not waiting on {which}")
+    path = _absolute(state)
+    ask = gates.ask_for(path, program.provider_id, route, path)
+    click.echo(ask.message.replace("the agent cannot answer this for you", "you decide"))
+    answer: dict[str, Any] = {
+        "decision": click.prompt("Decision", type=click.Choice(list(gates.DECISIONS)))
+    }
+    if "confirm" in ask.schema["properties"]:
+        answer["confirm"] = click.prompt(f"Type {ask.gate['id']} to confirm")
+    decision, why = gates.check_answer(ask, "accept", answer)
+    if decision not in ("approved", "rejected"):
+        raise AgentGraphError("gate-confirmation-mismatch", f"Nothing recorded: {why}")
+    how: dict[str, Any] = {"via": "cli-tty"}
+    if policy_file.digest:
+        how["config"] = policy_file.digest
+    policy = policy_file.gate(ask.gate["id"])
+    done, recorded_ = gates.apply(_store(), state, program, ask, decision, policy, how)
+    lines = [f"Gate {ask.gate['id']}: {decision}", _status_hint(path, opts)]
+    report_safely(opts.fmt, {"run": done.id, "recorded": recorded_}, lines)
 
 
 @run_group.command("checkpoint")

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import AgentGraphError
-from ..ir import records as r
 from ..runs import Run, evaluation_input
 from ..runs.document import GATE_DECIDED, recorded, with_event, with_fact_paths
 
@@ -130,8 +129,10 @@ def check_answer(ask: Ask, action: str, content: Mapping[str, Any] | None) -> tu
     ``cancelled`` as the user said, ``invalid`` for an accept that decides nothing."""
     if action == "decline":
         return "declined", "the user declined to decide"
-    if action != "accept":
+    if action == "cancel":
         return "cancelled", "the request was dismissed without a decision"
+    if action != "accept":
+        return "unavailable", "the client could not show the user the form"
     given = dict(content or {})
     choice = given.get("decision")
     if choice not in DECISIONS:
@@ -144,8 +145,11 @@ def check_answer(ask: Ask, action: str, content: Mapping[str, Any] | None) -> tu
 def approval_facts(program: Program, ask: Ask, policy: GatePolicy) -> dict[tuple[str, ...], Any]:
     if policy.on_approve is not None:
         return dict(policy.on_approve)
+    from ..vm.trace import evaluated_checks
+
     node = next(n for n in program.graph(ask.graph).nodes if n.id == ask.node)
-    return {c.path: c.value for c in node.satisfied_by or () if c.kind == r.EQUALS}
+    checks = evaluated_checks({}, node.satisfied_by or ())
+    return {tuple(c.path.split(".")): c.expected for c in checks if c.kind == "equals"}
 
 
 def apply(

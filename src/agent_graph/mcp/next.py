@@ -65,8 +65,8 @@ def _route_step(handle: str, sequence: int, route: Mapping[str, Any]) -> dict[st
         say = f"Step {node} is yours{reading}: do it, then report the outcome with run_record."
     elif runner == "host":
         say = (
-            f"Step {node} is the host's ({action.get('handler')}){reading}: do what it asks or "
-            "ask the user to, then report the outcome with run_record."
+            f"Step {node} is a host check ({plan.get('handler') or action.get('id')}){reading}: "
+            "do what it describes or ask the user to, then report the outcome with run_record."
         )
     else:
         say = f"Step {node}{reading}: do it, then report the outcome with run_record."

@@ -1,0 +1,173 @@
+"""``agc mcp serve|config|check``: the MCP server, its client snippets and a self-test.
+
+Only ``serve`` (and ``check``'s round trip, when the extra is there) imports the ``mcp``
+SDK, through :mod:`agent_graph.mcp.sdk_adapter`; without the ``agent-graph[mcp]`` extra
+``serve`` fails with ``mcp-sdk-missing`` and the install command. Everything the server
+does is in docs/mcp.md.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any, TypeVar
+
+import click
+
+from ..errors import AgentGraphError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def serve_options(func: F) -> F:
+    """The options ``serve``, ``config`` and ``check`` share."""
+    options = [
+        click.option(
+            "-m",
+            "--manifest",
+            "manifests",
+            multiple=True,
+            metavar="MANIFEST",
+            help="A Provider to serve (repeatable).",
+        ),
+        click.option(
+            "--skill", "skills", multiple=True, metavar="SKILL.md", help="A Skill binding to serve."
+        ),
+        click.option("--registry", default=None, metavar="FILE", help="Host registry of Providers."),
+        click.option(
+            "--runs",
+            default=None,
+            metavar="DIR",
+            help="Keep Runs as files in DIR/graph/ (shared with agc run); default: in memory.",
+        ),
+        click.option(
+            "--workspace",
+            "workspaces",
+            multiple=True,
+            metavar="DIR",
+            help="Directories Runs work in (default: the working directory).",
+        ),
+        click.option(
+            "--config",
+            default=None,
+            metavar="FILE",
+            help="agent-graph.mcp-config.v1: observers and Gate policy.",
+        ),
+        click.option(
+            "--tools",
+            default="core",
+            show_default=True,
+            metavar="core|all|LIST",
+            help="Which tools to offer (a comma-separated list names them).",
+        ),
+        click.option(
+            "--read-only", is_flag=True, default=False, help="Offer only read-only tools."
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _options(local: dict[str, Any]) -> Any:
+    from ..mcp.host import ServeOptions
+
+    return ServeOptions(
+        manifests=tuple(local["manifests"]),
+        skills=tuple(local["skills"]),
+        registry=local["registry"],
+        runs=local["runs"],
+        workspaces=tuple(local["workspaces"]),
+        config=local["config"],
+        tools=local["tools"],
+        read_only=local["read_only"],
+    )
+
+
+def sdk_adapter() -> ModuleType:
+    """The adapter module, or ``mcp-sdk-missing`` when the SDK is not installed."""
+    from ..mcp import INSTALL_HINT
+
+    try:
+        from ..mcp import sdk_adapter as adapter
+    except ImportError as error:
+        missing = error.name or ""
+        if missing.split(".")[0] in ("mcp", "mcp_types", "anyio", "pydantic"):
+            raise AgentGraphError(
+                "mcp-sdk-missing",
+                f"agc mcp needs the MCP SDK, which is not installed ({missing}): "
+                f"{INSTALL_HINT}",
+            ) from None
+        raise
+    return adapter
+
+
+@click.group("mcp")
+def mcp_group() -> None:
+    """Serve Providers to MCP clients (Claude Code, Codex, VS Code, Cursor)."""
+
+
+@mcp_group.command("serve")
+@serve_options
+def mcp_serve_command(**local: Any) -> None:
+    """Serve over stdio: stdout carries only MCP messages, logs go to stderr."""
+    from ..mcp.host import Host
+
+    adapter = sdk_adapter()
+    host = Host(_options(local))
+    for served in host.providers.served:
+        if served.error is not None:
+            click.echo(
+                f"agc mcp serve: {served.option} {served.label} did not load "
+                f"({served.error.code}: {served.error.message})",
+                err=True,
+            )
+    adapter.serve_stdio(host)
+
+
+@mcp_group.command("config")
+@click.argument("client", type=click.Choice(["claude", "codex", "vscode", "cursor", "desktop"]))
+@serve_options
+def mcp_config_command(client: str, **local: Any) -> None:
+    """Print the snippet that adds this server to CLIENT's configuration."""
+    from ..mcp.client_config import snippet
+
+    options = _options(local)
+    if options.tools != "core":
+        from ..mcp.tools import select_tools
+
+        select_tools(options.tools, read_only=options.read_only)
+    click.echo(snippet(client, options.words()), nl=False)
+
+
+@mcp_group.command("check")
+@serve_options
+@click.option("--format", "fmt", default="human", type=click.Choice(["human", "json"]))
+def mcp_check_command(fmt: str, **local: Any) -> None:
+    """List the tools and check every schema in process (and through the SDK if installed)."""
+    from ..mcp.check import check
+
+    report = check(_options(local), sdk=_optional_adapter())
+    if fmt == "json":
+        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+    else:
+        for tool in report["tools"]:
+            hints = "read-only" if tool["readOnly"] else "writes"
+            click.echo(f"{tool['name']:<16} {hints:<9} {tool['bytes']:>5} B  {tool['title']}")
+        click.echo(f"Tool list: {report['listBytes']} bytes (budget {report['listBudget']})")
+        for line in report["providers"]:
+            click.echo(line)
+        click.echo(f"SDK round trip: {report['sdk']}")
+        for problem in report["problems"]:
+            click.echo(f"ERROR {problem}", err=True)
+    if report["problems"]:
+        sys.exit(1)
+
+
+def _optional_adapter() -> ModuleType | None:
+    try:
+        return sdk_adapter()
+    except AgentGraphError:
+        return None

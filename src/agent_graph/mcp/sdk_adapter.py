@@ -1,0 +1,184 @@
+"""The one module that imports the ``mcp`` SDK (the ``agent-graph[mcp]`` extra).
+
+It maps the low-level ``Server``'s requests onto :class:`~.host.Host` and nothing more:
+``tools/list`` is the tool table, ``tools/call`` runs the host method on a worker thread
+and wraps the result (:mod:`.results`). Keeping every SDK call here means a new SDK
+major changes one file.
+
+Both protocol eras are served by one stdio process, as the SDK dispatches them: a
+handshake client (``initialize``, 2025-11-25) is asked about a Gate inside the call
+(``elicitation/create``); a 2026-07-28 client gets an ``InputRequiredResult`` and retries
+the call with the answer, the question bound in a ``requestState`` the SDK seals (AEAD,
+ten minutes, bound to the tool and its arguments), so a forged or replayed state is
+refused before the host sees it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from typing import Any, Final
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from ..errors import AgentGraphError
+from ..protocol import __version__
+from . import SERVER_NAME
+from .gates import Ask
+from .host import Client, Host
+from .results import result_text, tool_error
+
+INSTRUCTIONS: Final = (
+    "Agent Graph host. The loop: providers_list, run_start, then repeat run_status -> "
+    "read the resources the route requires -> do the step -> run_record, and call "
+    "gate_resolve whenever next.waitsFor is user. Every result starts with next: follow "
+    "next.say and make the call in next.tool with next.arguments. You cannot set Facts "
+    "(the host's observers do), hold authorities, or decide Gates (only the user does, "
+    "through the form gate_resolve shows them); never run agc commands that would. The "
+    "server never runs a route's command plan: run it with your own shell tool."
+)
+
+_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
+
+
+def _client(ctx: ServerRequestContext[Any, Any]) -> Client:
+    name = version = None
+    params = ctx.session.client_params
+    if params is not None and params.client_info is not None:
+        name, version = params.client_info.name, params.client_info.version
+    elif ctx.meta is not None and isinstance(ctx.meta.get(_CLIENT_INFO), Mapping):
+        info = ctx.meta[_CLIENT_INFO]
+        name, version = info.get("name"), info.get("version")
+    capabilities = ctx.session.client_capabilities
+    elicitation = capabilities.elicitation if capabilities is not None else None
+    # an empty elicitation capability means form mode (the 2025-06-18 wording)
+    form = elicitation is not None and (elicitation.form is not None or elicitation.url is None)
+    return Client(name, version, ctx.protocol_version, form)
+
+
+def _ok(result: Mapping[str, Any]) -> types.CallToolResult:
+    try:
+        text = result_text(result)
+    except AgentGraphError as error:
+        return _failed(error)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], structured_content=dict(result)
+    )
+
+
+def _failed(error: AgentGraphError) -> types.CallToolResult:
+    found = tool_error(error)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=found.text)], is_error=True)
+
+
+def build_server(host: Host) -> Server[Any]:
+    tools = [types.Tool.model_validate(tool.listing()) for tool in host.tools]
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        if host.tool(params.name) is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        client = _client(ctx)
+        try:
+            if params.name == "gate_resolve":
+                return await _gate(ctx, params, client)
+            result = await anyio.to_thread.run_sync(host.call, params.name, params.arguments, client)
+        except AgentGraphError as error:
+            return _failed(error)
+        return _ok(result)
+
+    async def _gate(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams, client: Client
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        arguments = params.arguments
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and params.request_state is not None:
+            answer = (params.input_responses or {}).get("gate")
+            action, content = (
+                (answer.action, answer.content)
+                if isinstance(answer, types.ElicitResult)
+                else ("unavailable", None)
+            )
+            resumed = await anyio.to_thread.run_sync(
+                host.gate_resume, arguments, params.request_state, action, content, client
+            )
+            return _ok(resumed)
+        found = await anyio.to_thread.run_sync(host.gate_begin, arguments, client)
+        if not isinstance(found, Ask):
+            return _ok(found)
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            request = types.ElicitRequest(
+                params=types.ElicitRequestFormParams(
+                    message=found.message, requested_schema=dict(found.schema)
+                )
+            )
+            return types.InputRequiredResult(
+                input_requests={"gate": request}, request_state=found.state()
+            )
+        try:
+            reply = await ctx.session.elicit_form(
+                found.message, dict(found.schema), related_request_id=ctx.request_id
+            )
+            action, content = reply.action, reply.content
+        except MCPError as error:
+            print(f"agc mcp serve: elicitation failed: {error}", file=sys.stderr)
+            action, content = "unavailable", None
+        finished = await anyio.to_thread.run_sync(
+            host.gate_finish, arguments, found, action, content, client
+        )
+        return _ok(finished)
+
+    server: Server[Any] = Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+    # seals the Gate question of a 2026-07-28 call; the key lives in this process only,
+    # so a question asked before a restart is asked again
+    security = RequestStateSecurity.ephemeral()
+    server.middleware.append(RequestStateBoundary(security, default_audience=SERVER_NAME))
+    return server
+
+
+def serve_stdio(host: Host) -> None:
+    """Serve one client over stdin/stdout until stdin closes."""
+    server = build_server(host)
+
+    async def main() -> None:
+        # stdio_server points fd 1 at stderr while serving: a stray print (ours or an
+        # observer's) cannot corrupt the protocol stream
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(main)
+
+
+def round_trip(host: Host) -> dict[str, list[str]]:
+    """``tools/list`` through the SDK's in-memory client in both eras: era -> names."""
+    from mcp import Client
+
+    server = build_server(host)
+    found: dict[str, list[str]] = {}
+
+    async def main() -> None:
+        for mode in ("legacy", "auto"):
+            async with Client(server, mode=mode) as client:
+                listed = await client.list_tools()
+                found[client.protocol_version] = [tool.name for tool in listed.tools]
+
+    anyio.run(main)
+    return found

@@ -1,0 +1,432 @@
+"""``agc mcp serve`` in process, through the SDK's in-memory client, in both protocol eras.
+
+The handshake era (``mode="legacy"``, 2025-11-25) asks Gate questions inside the call;
+the stateless era (``mode="auto"``, 2026-07-28) answers with an ``InputRequiredResult``
+the client retries with the answer. Every test runs in both.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from agent_graph.mcp.host import Host, ServeOptions
+from agent_graph.mcp.sdk_adapter import build_server
+from agent_graph.mcp.tools import TOOLS
+from agent_graph.runs import FileRunStore, read_run
+from mcp_support import WEEKLY, Answers, Workspace, with_client, workspace
+
+ERAS = pytest.mark.parametrize("mode", ["legacy", "auto"])
+
+
+def host_for(ws: Workspace, *, tools: str = "all", manifest: Path = WEEKLY, **more: Any) -> Host:
+    return Host(
+        ServeOptions(
+            manifests=(str(manifest),),
+            runs=str(ws.runs),
+            workspaces=(str(ws.root),),
+            config=str(ws.config),
+            tools=tools,
+            **more,
+        )
+    )
+
+
+async def call(client: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    result = await client.call_tool(name, arguments)
+    assert not result.is_error, result.content[0].text
+    structured: dict[str, Any] = result.structured_content
+    assert json.loads(result.content[0].text) == structured
+    assert next(iter(structured)) == "next"  # every result leads with next
+    return structured
+
+
+async def error(client: Any, name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    result = await client.call_tool(name, arguments)
+    assert result.is_error
+    assert result.structured_content is None
+    text = result.content[0].text
+    head, _, rest = text.partition("\n")
+    body = json.loads(rest.partition("\n")[2])
+    assert body["error"]["schema"] == "agent-graph.error.v1"
+    assert head.startswith(f"ERROR {body['error']['error']['code']}: ")
+    return body["error"]["error"]["code"], body
+
+
+@ERAS
+def test_tool_list(tmp_path: Path, mode: str) -> None:
+    ws = workspace(tmp_path)
+
+    async def body(client: Any) -> None:
+        listed = (await client.list_tools()).tools
+        assert [t.name for t in listed] == [t.name for t in TOOLS]
+        by_name = {t.name: t for t in listed}
+        assert by_name["providers_list"].annotations.read_only_hint is True
+        assert by_name["run_record"].annotations.read_only_hint is False
+        assert by_name["run_record"].annotations.destructive_hint is False
+        for tool in listed:
+            assert tool.input_schema["additionalProperties"] is False
+            assert tool.output_schema is not None
+        wire = [t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in listed]
+        assert len(json.dumps({"tools": wire}, separators=(",", ":"))) <= 16 * 1024
+
+    with_client(build_server(host_for(ws)), mode, body)
+
+
+@ERAS
+def test_core_and_read_only_profiles(tmp_path: Path, mode: str) -> None:
+    ws = workspace(tmp_path)
+
+    async def body(client: Any) -> None:
+        names = [t.name for t in (await client.list_tools()).tools]
+        assert names == ["providers_list", "graph_route"]
+
+    with_client(build_server(host_for(ws, tools="core", read_only=True)), mode, body)
+
+
+@ERAS
+def test_weekly_report_end_to_end(tmp_path: Path, mode: str) -> None:
+    ws = workspace(tmp_path)
+    answers = Answers()
+
+    async def body(client: Any) -> None:
+        listed = await call(client, "providers_list", {})
+        assert listed["providers"][0]["id"] == "example.weekly-report"
+        start = await call(client, "run_start", {"run": "w48"})
+        assert start["route"]["node"] == "draft"
+        assert start["next"]["tool"] == "run_record"
+        # the agent claims the draft before writing it: the observer sees no report
+        early = await call(client, "run_record", start["next"]["arguments"])
+        assert early["evaluation"]["statusCode"] == "blocked"
+        assert early["next"]["waitsFor"] == "host"
+        assert early["unverified"] == [
+            {
+                "stateKey": "report/draft",
+                "missing": [{"path": "report.digest", "check": "exists", "observers": ["report-draft"]}],
+            }
+        ]
+        assert "report.digest" in early["next"]["say"]
+        assert "report-draft" in early["next"]["say"]
+        ws.draft()
+        drafted = await call(client, "run_status", {"run": "w48"})
+        seen = {o["observer"]: o for o in drafted["observed"]}
+        assert seen["report-draft"]["changed"] == ["report.digest"]
+        assert drafted["next"]["tool"] == "gate_resolve"
+        assert drafted["next"]["waitsFor"] == "user"
+        answers.add("accept", {"decision": "approve"})
+        approved = await call(client, "gate_resolve", drafted["next"]["arguments"])
+        assert approved["decision"] == "approved"
+        assert approved["recorded"]["facts"] == ["report.approved"]
+        assert "never runs it" in approved["next"]["say"]
+        assert approved["route"]["node"] == "publish"
+        # publishing reported done before the publication exists: unverified
+        published = await call(client, "run_record", approved["next"]["arguments"])
+        assert published["evaluation"]["primaryRoute"]["node"] == "check-publication"
+        assert published["unverified"][0]["missing"][0]["observers"] == ["publication"]
+        ws.publish()
+        done = await call(client, "run_status", {"run": "w48"})
+        assert done["evaluation"]["statusCode"] == "complete"
+        assert done["next"]["waitsFor"] == "nothing"
+
+    with_client(build_server(host_for(ws)), mode, body, answers)
+    assert len(answers.asked) == 1
+    form = answers.asked[0]
+    assert "Publish this week's report?" in form.message
+    assert form.requested_schema["required"] == ["decision"]
+    assert "default" not in form.requested_schema["properties"]["decision"]
+    run = read_run(ws.run_file("w48"))
+    events = run.events
+    decided = [e for e in events if e["type"] == "gate.decided"]
+    assert decided[0]["detail"]["via"] == "elicitation-form"
+    assert decided[0]["detail"]["protocol"] == ("2025-11-25" if mode == "legacy" else "2026-07-28")
+    sources = [e["detail"]["source"]["kind"] for e in events if e["type"] == "facts.updated"]
+    assert sources == ["observer", "user", "observer"]
+    assert run.authorities == []  # nothing delegated, nothing granted
+
+
+def _to_gate(ws: Workspace) -> Any:
+    async def reach(client: Any) -> dict[str, Any]:
+        await call(client, "run_start", {"run": "w48"})
+        ws.draft()
+        status = await call(client, "run_status", {"run": "w48"})
+        assert status["next"]["tool"] == "gate_resolve"
+        return status
+
+    return reach
+
+
+@ERAS
+@pytest.mark.parametrize(
+    ("action", "content", "decision"),
+    [
+        ("decline", None, "declined"),
+        ("cancel", None, "cancelled"),
+        ("accept", {}, "invalid"),  # an empty accept decides nothing
+        ("accept", {"decision": "yes"}, "invalid"),
+    ],
+)
+def test_gate_answers_that_change_nothing(
+    tmp_path: Path, mode: str, action: str, content: dict[str, Any] | None, decision: str
+) -> None:
+    ws = workspace(tmp_path)
+    answers = Answers()
+
+    async def body(client: Any) -> None:
+        status = await _to_gate(ws)(client)
+        before = read_run(ws.run_file("w48")).events
+        answers.add(action, content)
+        result = await call(client, "gate_resolve", status["next"]["arguments"])
+        assert result["decision"] == decision
+        assert "agc run decide --state" in result["fallback"]
+        assert result["next"]["waitsFor"] == "user"
+        assert read_run(ws.run_file("w48")).events == before
+
+    with_client(build_server(host_for(ws)), mode, body, answers)
+
+
+@ERAS
+def test_gate_reject_records_failed(tmp_path: Path, mode: str) -> None:
+    ws = workspace(tmp_path)
+    answers = Answers()
+
+    async def body(client: Any) -> None:
+        status = await _to_gate(ws)(client)
+        answers.add("accept", {"decision": "reject"})
+        result = await call(client, "gate_resolve", status["next"]["arguments"])
+        assert result["decision"] == "rejected"
+        assert result["recorded"]["outcome"] == "failed"
+
+    with_client(build_server(host_for(ws)), mode, body, answers)
+    run = read_run(ws.run_file("w48"))
+    assert run.outcome("report/approve") == "failed"
+    assert "approved" not in run.facts["report"]
+
+
+@ERAS
+def test_gate_refuses_a_stale_revision(tmp_path: Path, mode: str) -> None:
+    ws = workspace(tmp_path)
+    answers = Answers()
+
+    def someone_else_changes_the_run() -> None:
+        FileRunStore().set_facts(ws.run_file("w48"), {"note": "changed in a terminal"})
+
+    async def body(client: Any) -> None:
+        status = await _to_gate(ws)(client)
+        answers.during = someone_else_changes_the_run
+        answers.add("accept", {"decision": "approve"})
+        code, found = await error(client, "gate_resolve", status["next"]["arguments"])
+        assert code == "route-revision-stale"
+        assert found["retryable"] is True
+
+    with_client(build_server(host_for(ws)), mode, body, answers)
+    run = read_run(ws.run_file("w48"))
+    assert "approved" not in run.facts["report"]
+    assert not [e for e in run.events if e["type"] == "gate.decided"]
+
+
+@ERAS
+def test_gate_without_elicitation_is_unavailable(tmp_path: Path, mode: str) -> None:
+    ws = workspace(tmp_path)
+
+    async def body(client: Any) -> None:
+        status = await _to_gate(ws)(client)
+        before = read_run(ws.run_file("w48")).events
+        result = await call(client, "gate_resolve", status["next"]["arguments"])
+        assert result["decision"] == "unavailable"
+        assert result["fallback"].startswith("agc run decide --state ")
+        assert read_run(ws.run_file("w48")).events == before
+
+    with_client(build_server(host_for(ws)), mode, body)  # no elicitation callback
+
+
+@ERAS
+def test_gate_policy_cli_only(tmp_path: Path, mode: str) -> None:
+    ws = workspace(tmp_path, "gates:", "  report-approval: {via: cli}")
+    answers = Answers()
+
+    async def body(client: Any) -> None:
+        status = await _to_gate(ws)(client)
+        result = await call(client, "gate_resolve", status["next"]["arguments"])
+        assert result["decision"] == "unavailable"
+
+    with_client(build_server(host_for(ws)), mode, body, answers)
+    assert answers.asked == []
+
+
+def _non_delegatable(tmp_path: Path) -> Path:
+    import shutil
+
+    target = tmp_path / "provider"
+    shutil.copytree(WEEKLY, target)
+    graph = target / "graphs" / "report.yaml"
+    text = graph.read_text(encoding="utf-8")
+    graph.write_text(text.replace("delegatable: true", "delegatable: false"), encoding="utf-8")
+    return target
+
+
+@ERAS
+def test_non_delegatable_gate_needs_the_typed_confirmation(tmp_path: Path, mode: str) -> None:
+    ws = workspace(tmp_path)
+    answers = Answers()
+
+    async def body(client: Any) -> None:
+        status = await _to_gate(ws)(client)
+        answers.add("accept", {"decision": "approve", "confirm": "yes"})
+        wrong = await call(client, "gate_resolve", status["next"]["arguments"])
+        assert wrong["decision"] == "invalid"
+        answers.add("accept", {"decision": "approve", "confirm": "report-approval"})
+        right = await call(client, "gate_resolve", status["next"]["arguments"])
+        assert right["decision"] == "approved"
+
+    with_client(build_server(host_for(ws, manifest=_non_delegatable(tmp_path))), mode, body, answers)
+    schema = answers.asked[0].requested_schema
+    assert schema["required"] == ["decision", "confirm"]
+
+
+def test_tampered_request_state_is_refused(tmp_path: Path) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    ws = workspace(tmp_path)
+
+    async def body(client: Any) -> None:
+        import mcp_types as types
+
+        status = await _to_gate(ws)(client)
+        first = await client.session.call_tool(
+            "gate_resolve", status["next"]["arguments"], allow_input_required=True
+        )
+        assert isinstance(first, types.InputRequiredResult)
+        answer = {"gate": types.ElicitResult(action="accept", content={"decision": "approve"})}
+        with pytest.raises(MCPError) as raised:
+            await client.session.call_tool(
+                "gate_resolve",
+                status["next"]["arguments"],
+                input_responses=answer,
+                request_state=first.request_state[:-4] + "AAAA",
+                allow_input_required=True,
+            )
+        assert raised.value.error.code == types.INVALID_PARAMS
+
+    with_client(build_server(host_for(ws)), "auto", body, Answers())
+    assert "approved" not in read_run(ws.run_file("w48")).facts["report"]
+
+
+@ERAS
+def test_error_classes(tmp_path: Path, mode: str) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    ws = workspace(tmp_path)
+
+    async def body(client: Any) -> None:
+        code, found = await error(client, "run_status", {"run": "nope"})
+        assert code == "run-missing"
+        code, found = await error(client, "run_status", {"run": "../etc"})
+        assert code == "arguments-invalid"
+        assert found["error"]["error"]["diagnostics"][0]["detail"]["pointer"] == "/run"
+        code, found = await error(client, "run_status", {"run": "w48", "facts": {}})
+        assert code == "arguments-invalid"
+        start = await call(client, "run_start", {"run": "w48"})
+        code, _ = await error(client, "run_start", {"run": "w48"})
+        assert code == "run-target-exists"
+        code, _ = await error(client, "run_start", {"run": "x", "graph": "nope"})
+        assert code == "graph-missing"
+        code, _ = await error(client, "run_start", {"run": "x", "provider": "nope"})
+        assert code == "provider-unresolved"
+        code, _ = await error(client, "run_start", {"run": "x", "workspace": "../.."})
+        assert code == "path-outside-roots"
+        args = start["next"]["arguments"]
+        code, _ = await error(client, "run_record", {**args, "recordNode": "report/nope"})
+        assert code == "state-key-invalid"
+        code, _ = await error(client, "run_record", {**args, "recordNode": "report/publish"})
+        assert code == "run-record-conflict"  # no route offered publish at that revision
+        code, _ = await error(client, "run_record", {**args, "outcome": "pending"})
+        assert code == "arguments-invalid"
+        await call(client, "run_record", {**args, "outcome": "partial"})
+        code, found = await error(client, "run_record", args)  # the same call replayed
+        assert code == "run-record-conflict"
+        assert found["retryable"] is True
+        code, _ = await error(client, "graph_route", {"run": "w48", "routeId": "route:0000"})
+        assert code == "route-stale"
+        code, _ = await error(
+            client, "gate_resolve", {"run": "w48", "routeId": args["recordNode"], "revision": args["revision"]}
+        )
+        assert code in ("route-stale", "route-revision-stale")
+        with pytest.raises(MCPError):
+            await client.call_tool("no_such_tool", {})
+
+    with_client(build_server(host_for(ws)), mode, body)
+
+
+@ERAS
+def test_an_invalid_provider_is_listed_not_fatal(tmp_path: Path, mode: str) -> None:
+    ws = workspace(tmp_path)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "provider.yaml").write_text("schema: agent-graph.provider.v1\nid: [\n", encoding="utf-8")
+    host = Host(
+        ServeOptions(
+            manifests=(str(WEEKLY), str(broken)),
+            runs=str(ws.runs),
+            workspaces=(str(ws.root),),
+            tools="all",
+        )
+    )
+
+    async def body(client: Any) -> None:
+        listed = await call(client, "providers_list", {})
+        statuses = [p["status"] for p in listed["providers"]]
+        assert statuses == ["ok", "invalid"]
+        assert listed["providers"][1]["error"]["code"] == "parse-failed"
+        code, _ = await error(client, "run_start", {"run": "x", "provider": str(broken)})
+        assert code == "provider-invalid"
+        code, _ = await error(client, "run_start", {"run": "x"})  # two served: name one
+        assert code == "provider-unresolved"
+        await call(client, "run_start", {"run": "x", "provider": "example.weekly-report"})
+
+    with_client(build_server(host), mode, body)
+
+
+@ERAS
+def test_graph_evaluate_writes_nothing(tmp_path: Path, mode: str) -> None:
+    ws = workspace(tmp_path)
+
+    async def body(client: Any) -> None:
+        await call(client, "run_start", {"run": "w48"})
+        before = read_run(ws.run_file("w48")).document
+        found = await call(
+            client,
+            "graph_evaluate",
+            {
+                "facts": {"report": {"digest": "sha256:1f", "approved": True}},
+                "authorities": ["report.publish"],
+            },
+        )
+        assert found["hypothetical"] is True
+        assert found["evaluation"]["primaryRoute"]["node"] == "publish"
+        assert read_run(ws.run_file("w48")).document == before
+        assert sorted(p.name for p in (ws.runs / "graph").glob("*.json")) == ["w48.json"]
+
+    with_client(build_server(host_for(ws)), mode, body)
+
+
+@ERAS
+def test_resource_read_and_route_resources(tmp_path: Path, mode: str) -> None:
+    ws = workspace(tmp_path)
+
+    async def body(client: Any) -> None:
+        await call(client, "run_start", {"run": "w48"})
+        routed = await call(client, "graph_route", {"run": "w48"})
+        ids = [r["id"] for r in routed["resources"] if r["required"]]
+        assert "procedure.report.draft" in ids
+        read = await call(client, "resource_read", {"run": "w48", "id": "procedure.report.draft"})
+        assert read["resource"]["digest"].startswith("sha256:")
+        assert "report" in read["text"].lower()
+        code, _ = await error(client, "resource_read", {"run": "w48", "id": "nope"})
+        assert code == "resource-missing"
+
+    with_client(build_server(host_for(ws)), mode, body)

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import click
 
 from ..errors import AgentGraphError
+from .options import format_option
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -65,6 +66,7 @@ def serve_options(func: F) -> F:
         click.option(
             "--read-only", is_flag=True, default=False, help="Offer only read-only tools."
         ),
+        format_option,  # shapes errors and check's report; the server itself speaks MCP
     ]
     for option in reversed(options):
         func = option(func)
@@ -144,8 +146,7 @@ def mcp_config_command(client: str, **local: Any) -> None:
 
 @mcp_group.command("check")
 @serve_options
-@click.option("--format", "fmt", default="human", type=click.Choice(["human", "json"]))
-def mcp_check_command(fmt: str, **local: Any) -> None:
+def mcp_check_command(fmt: str | None, **local: Any) -> None:
     """List the tools and check every schema in process (and through the SDK if installed)."""
     from ..mcp.check import check
 

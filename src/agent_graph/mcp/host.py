@@ -443,6 +443,11 @@ class Host:
         ref, run = self._load(handle)
         served, program = self._served(run)
         check_graph_state_key(program, run.graph, key)
+        if _is_gate(program, key):
+            raise AgentGraphError(
+                "run-record-conflict",
+                f"{key} is a Gate: only the user decides it, through gate_resolve",
+            )
         offered = self._ledger.offered(handle, revision)
         if offered is not None and key not in offered:
             raise AgentGraphError(
@@ -627,6 +632,16 @@ class Host:
         out["gate"] = dict(ask.gate)
         out["fallback"] = fallback
         return out
+
+
+def _is_gate(program: Program, key: str) -> bool:
+    """Whether state key ``key`` (maybe under a call path) names a Gate node."""
+    last = key.rsplit(">", 1)[-1]
+    return any(
+        node.gate is not None and last == f"{graph.id}/{node.id}"
+        for graph in program.ir.graphs
+        for node in graph.nodes
+    )
 
 
 def _file_ref(program: Program, wanted: str) -> tuple[str, str, str, str] | None:

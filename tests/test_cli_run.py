@@ -437,7 +437,8 @@ def test_help_lists_the_commands_in_workflow_order(capsys: pytest.CaptureFixture
     assert code == 0
     listed = out.split("Commands:\n", 1)[1].splitlines()
     assert [m.group(1) for line in listed if (m := re.match(r"  (\S+)", line))] == [
-        "start", "status", "record", "facts", "authority", "checkpoint", "resume", "events",
+        "start", "status", "record", "facts", "authority", "decide", "checkpoint", "resume",
+        "events",
     ]  # fmt: skip
 
 

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -109,11 +110,9 @@ def test_each_forbidden_attempt_is_refused(tmp_path: Path) -> None:
         ("gate_resolve", {**gate, "approved": True}),
     ]
     for name, arguments in attempts:
+        attempt = host.gate_begin if name == "gate_resolve" else partial(host.call, name)
         with pytest.raises(AgentGraphError) as raised:
-            if name == "gate_resolve":
-                host.gate_begin(arguments, AGENT)
-            else:
-                host.call(name, arguments, AGENT)
+            attempt(arguments, AGENT)
         assert raised.value.code == "arguments-invalid", name
     # the agent may record the Gate's own state key, but a recorded Outcome is no approval
     approve = {**start["next"]["arguments"], "recordNode": "report/approve"}
@@ -137,7 +136,8 @@ def test_each_forbidden_attempt_is_refused(tmp_path: Path) -> None:
 def test_an_observer_writing_outside_its_paths_is_refused(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
     (ws.root / "sneaky.py").write_text(
-        'import json; print(json.dumps({"publication": {"url": "x"}, "report": {"approved": True}}))\n',
+        "import json\n"
+        'print(json.dumps({"publication": {"url": "x"}, "report": {"approved": True}}))\n',
         encoding="utf-8",
     )
     ws.config.write_text(
@@ -168,7 +168,12 @@ def test_failing_and_slow_observers_change_nothing(tmp_path: Path) -> None:
     host = host_for(ws)
     result = host.call("run_start", {"run": "w48"}, AGENT)
     statuses = {o["observer"]: o["status"] for o in result["observed"]}
-    assert statuses == {"fails": "failed", "slow": "timeout", "garbage": "failed", "missing": "failed"}
+    assert statuses == {
+        "fails": "failed",
+        "slow": "timeout",
+        "garbage": "failed",
+        "missing": "failed",
+    }
     assert [e["type"] for e in read_run(ws.run_file("w48")).events] == ["run.started"]
 
 
@@ -319,8 +324,17 @@ def test_the_cli_and_the_server_share_a_run_and_its_lock(tmp_path: Path) -> None
     assert result["next"]["tool"] == "gate_resolve"
     for _ in range(3):
         subprocess.run(
-            [sys.executable, "-m", "agent_graph", "run", "facts", "--state", str(ref),
-             "--set", '{"cli": 1}'],
+            [
+                sys.executable,
+                "-m",
+                "agent_graph",
+                "run",
+                "facts",
+                "--state",
+                str(ref),
+                "--set",
+                '{"cli": 1}',
+            ],
             check=True,
             capture_output=True,
             env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
@@ -332,9 +346,23 @@ def test_the_cli_and_the_server_share_a_run_and_its_lock(tmp_path: Path) -> None
     assert run_.facts["cli"] == 1
     assert [e["sequence"] for e in run_.events] == list(range(1, len(run_.events) + 1))
     status = subprocess.run(
-        [sys.executable, "-m", "agent_graph", "run", "status", "--state", str(ref),
-         "-m", str(WEEKLY), "--format", "json"],
-        check=True, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "agent_graph",
+            "run",
+            "status",
+            "--state",
+            str(ref),
+            "-m",
+            str(WEEKLY),
+            "--format",
+            "json",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
     )
     assert json.loads(status.stdout)["evaluation"]["statusCode"] == "waiting-user"
@@ -346,8 +374,10 @@ def test_the_cli_and_the_server_share_a_run_and_its_lock(tmp_path: Path) -> None
 def test_mcp_config_snippets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     args = ["-m", "graph/provider.yaml", "--runs", "runs"]
     assert "claude mcp add --transport stdio" in snippet("claude", args)
-    assert '[mcp_servers.agent-graph]' in snippet("codex", args)
-    assert json.loads(snippet("vscode", args).split("\n", 1)[1])["servers"]["agent-graph"]["args"][:2] == ["mcp", "serve"]
+    assert "[mcp_servers.agent-graph]" in snippet("codex", args)
+    assert json.loads(snippet("vscode", args).split("\n", 1)[1])["servers"]["agent-graph"]["args"][
+        :2
+    ] == ["mcp", "serve"]
     assert "mcpServers" in snippet("cursor", args)
     code, out, _ = run(["mcp", "config", "codex", *args], capsys)
     assert code == 0

@@ -107,7 +107,9 @@ def test_weekly_report_end_to_end(tmp_path: Path, mode: str) -> None:
         assert early["unverified"] == [
             {
                 "stateKey": "report/draft",
-                "missing": [{"path": "report.digest", "check": "exists", "observers": ["report-draft"]}],
+                "missing": [
+                    {"path": "report.digest", "check": "exists", "observers": ["report-draft"]}
+                ],
             }
         ]
         assert "report.digest" in early["next"]["say"]
@@ -283,7 +285,9 @@ def test_non_delegatable_gate_needs_the_typed_confirmation(tmp_path: Path, mode:
         right = await call(client, "gate_resolve", status["next"]["arguments"])
         assert right["decision"] == "approved"
 
-    with_client(build_server(host_for(ws, manifest=_non_delegatable(tmp_path))), mode, body, answers)
+    with_client(
+        build_server(host_for(ws, manifest=_non_delegatable(tmp_path))), mode, body, answers
+    )
     schema = answers.asked[0].requested_schema
     assert schema["required"] == ["decision", "confirm"]
 
@@ -301,6 +305,7 @@ def test_tampered_request_state_is_refused(tmp_path: Path) -> None:
             "gate_resolve", status["next"]["arguments"], allow_input_required=True
         )
         assert isinstance(first, types.InputRequiredResult)
+        assert first.request_state is not None
         answer = {"gate": types.ElicitResult(action="accept", content={"decision": "approve"})}
         with pytest.raises(MCPError) as raised:
             await client.session.call_tool(
@@ -353,7 +358,9 @@ def test_error_classes(tmp_path: Path, mode: str) -> None:
         code, _ = await error(client, "graph_route", {"run": "w48", "routeId": "route:0000"})
         assert code == "route-stale"
         code, _ = await error(
-            client, "gate_resolve", {"run": "w48", "routeId": args["recordNode"], "revision": args["revision"]}
+            client,
+            "gate_resolve",
+            {"run": "w48", "routeId": args["recordNode"], "revision": args["revision"]},
         )
         assert code in ("route-stale", "route-revision-stale")
         with pytest.raises(MCPError):
@@ -367,7 +374,9 @@ def test_an_invalid_provider_is_listed_not_fatal(tmp_path: Path, mode: str) -> N
     ws = workspace(tmp_path)
     broken = tmp_path / "broken"
     broken.mkdir()
-    (broken / "provider.yaml").write_text("schema: agent-graph.provider.v1\nid: [\n", encoding="utf-8")
+    (broken / "provider.yaml").write_text(
+        "schema: agent-graph.provider.v1\nid: [\n", encoding="utf-8"
+    )
     host = Host(
         ServeOptions(
             manifests=(str(WEEKLY), str(broken)),

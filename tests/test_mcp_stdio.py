@@ -95,8 +95,10 @@ def test_stdout_carries_only_protocol_messages(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
     (ws.root / "noisy.py").write_text(NOISY, encoding="utf-8")
     with ws.config.open("a", encoding="utf-8") as config:
-        config.write(f"  - id: noisy\n    writes: [noise]\n    command: [{sys.executable}, noisy.py]\n")
-    requests = [
+        config.write(
+            f"  - id: noisy\n    writes: [noise]\n    command: [{sys.executable}, noisy.py]\n"
+        )
+    requests: list[dict[str, Any]] = [
         {
             "jsonrpc": "2.0",
             "id": 1,
@@ -132,13 +134,15 @@ def test_stdout_carries_only_protocol_messages(tmp_path: Path) -> None:
         env=ENV,
         text=True,
     )
-    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    assert proc.stderr is not None
     lines = []
     try:
         for request in requests:
             proc.stdin.write(json.dumps(request) + "\n")
             proc.stdin.flush()
-            if "id" in request:
+            if request.get("id") is not None:
                 lines.append(proc.stdout.readline())
         proc.stdin.close()
         lines += proc.stdout.read().splitlines()

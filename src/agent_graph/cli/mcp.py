@@ -36,7 +36,9 @@ def serve_options(func: F) -> F:
         click.option(
             "--skill", "skills", multiple=True, metavar="SKILL.md", help="A Skill binding to serve."
         ),
-        click.option("--registry", default=None, metavar="FILE", help="Host registry of Providers."),
+        click.option(
+            "--registry", default=None, metavar="FILE", help="Host registry of Providers."
+        ),
         click.option(
             "--runs",
             default=None,
@@ -99,8 +101,7 @@ def sdk_adapter() -> ModuleType:
         if missing.split(".")[0] in ("mcp", "mcp_types", "anyio", "pydantic"):
             raise AgentGraphError(
                 "mcp-sdk-missing",
-                f"agc mcp needs the MCP SDK, which is not installed ({missing}): "
-                f"{INSTALL_HINT}",
+                f"agc mcp needs the MCP SDK, which is not installed ({missing}): {INSTALL_HINT}",
             ) from None
         raise
     return adapter

@@ -425,10 +425,13 @@ def run_decide_command(
             run.graph, run.entry, candidate.route_id, routing, evaluation.revision
         ).to_dict()
         gate = found.get("gate")
-        if found["statusCode"] == "waiting-user" and gate is not None:
-            if gate_id is None or gate["id"] == gate_id:
-                route = found
-                break
+        if (
+            found["statusCode"] == "waiting-user"
+            and gate is not None
+            and (gate_id is None or gate["id"] == gate_id)
+        ):
+            route = found
+            break
     if route is None:
         which = f"Gate {gate_id}" if gate_id else "a Gate"
         raise AgentGraphError("gate-not-waiting", f"Run {run.id} is not waiting on {which}")

@@ -51,6 +51,4 @@ def snippet(client: str, serve_args: list[str], name: str = "agent-graph") -> st
             entry = {"type": "stdio", **entry}
         body = json.dumps({key: {name: entry}}, indent=2, ensure_ascii=False)
         return f"// {where}\n{body}\n"
-    raise AgentGraphError(
-        "usage-invalid", f"Unknown client {client}: one of {', '.join(CLIENTS)}"
-    )
+    raise AgentGraphError("usage-invalid", f"Unknown client {client}: one of {', '.join(CLIENTS)}")

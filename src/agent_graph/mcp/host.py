@@ -166,10 +166,7 @@ class Host:
         return served, served.program
 
     def provider_words(self, served: Served) -> list[str]:
-        if served.option == "--skill":
-            words = ["--skill", served.label]
-        else:
-            words = ["-m", served.label]
+        words = [served.option, served.label]  # -m MANIFEST or --skill SKILL.md
         if self.options.registry:
             words += ["--registry", self.options.registry]
         return words
@@ -205,9 +202,13 @@ class Host:
                     source["config"] = self.config.digest
                 if seen.digest:
                     source["output"] = seen.digest
-                updates = seen.updates
 
-                def change(doc: dict[str, Any], at: str) -> dict[str, Any] | None:
+                def change(
+                    doc: dict[str, Any],
+                    at: str,
+                    updates: Mapping[tuple[str, ...], Any] = seen.updates,
+                    source: Mapping[str, Any] = source,
+                ) -> dict[str, Any] | None:
                     return with_fact_paths(doc, updates, at, source)
 
                 run, written = self.store.update(ref, change)
@@ -494,7 +495,7 @@ class Host:
         _, run = self._load(args["run"])
         _, program = self._served(run)
         wanted = args["id"]
-        location = _file_ref(program, wanted)
+        location: tuple[str, str, str, str | None] | None = _file_ref(program, wanted)
         if location is None:
             resource = find_resource(program, wanted)
             if resource.content is not None:
@@ -508,7 +509,9 @@ class Host:
         say = "Follow this resource for the step it belongs to, then report with run_record."
         return {"next": {"say": say, "waitsFor": "agent"}, "resource": info, "text": text}
 
-    def _materialized(self, program: Program, run: Run, rid: str) -> tuple[str, str, str, str]:
+    def _materialized(
+        self, program: Program, run: Run, rid: str
+    ) -> tuple[str, str, str, str | None]:
         import tempfile
 
         from ..materialize import materialize
@@ -524,7 +527,7 @@ class Host:
             revision=revision,
             workspace=run.workspace or self.roots[0],
         )
-        return done.id, done.media_type, done.path, done.digest
+        return done.id, done.media_type, done.file_path, done.digest
 
     # -- Gates -----------------------------------------------------------------------------
 
@@ -644,7 +647,7 @@ def _is_gate(program: Program, key: str) -> bool:
     )
 
 
-def _file_ref(program: Program, wanted: str) -> tuple[str, str, str, str] | None:
+def _file_ref(program: Program, wanted: str) -> tuple[str, str, str, str | None] | None:
     """An Action's Skill or schema file offered on routes under location id ``wanted``."""
     for action in program.ir.actions:
         for ref in (action.skill, action.input_schema, action.output_schema):

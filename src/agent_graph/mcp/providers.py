@@ -73,9 +73,7 @@ class ProviderSet:
 
     @classmethod
     def load(cls, manifests: list[str], skills: list[str], registry: str | None) -> ProviderSet:
-        served: list[Served] = []
-        for manifest in manifests:
-            served.append(_load("-m", manifest, Selection(manifest=manifest, registry=registry)))
+        served = [_load("-m", m, Selection(manifest=m, registry=registry)) for m in manifests]
         for skill in skills:
             entry = _load("--skill", skill, Selection(skill=skill, registry=registry))
             same = next((s for s in served if s.id is not None and s.id == entry.id), None)

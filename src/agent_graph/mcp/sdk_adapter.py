@@ -45,17 +45,13 @@ INSTRUCTIONS: Final = (
     "server never runs a route's command plan: run it with your own shell tool."
 )
 
-_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
-
 
 def _client(ctx: ServerRequestContext[Any, Any]) -> Client:
     name = version = None
+    # a 2026-07-28 request's clientInfo is made into client_params by the SDK too
     params = ctx.session.client_params
     if params is not None and params.client_info is not None:
         name, version = params.client_info.name, params.client_info.version
-    elif ctx.meta is not None and isinstance(ctx.meta.get(_CLIENT_INFO), Mapping):
-        info = ctx.meta[_CLIENT_INFO]
-        name, version = info.get("name"), info.get("version")
     capabilities = ctx.session.client_capabilities
     elicitation = capabilities.elicitation if capabilities is not None else None
     # an empty elicitation capability means form mode (the 2025-06-18 wording)
@@ -75,7 +71,9 @@ def _ok(result: Mapping[str, Any]) -> types.CallToolResult:
 
 def _failed(error: AgentGraphError) -> types.CallToolResult:
     found = tool_error(error)
-    return types.CallToolResult(content=[types.TextContent(type="text", text=found.text)], is_error=True)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=found.text)], is_error=True
+    )
 
 
 def build_server(host: Host) -> Server[Any]:
@@ -95,7 +93,9 @@ def build_server(host: Host) -> Server[Any]:
         try:
             if params.name == "gate_resolve":
                 return await _gate(ctx, params, client)
-            result = await anyio.to_thread.run_sync(host.call, params.name, params.arguments, client)
+            result = await anyio.to_thread.run_sync(
+                host.call, params.name, params.arguments, client
+            )
         except AgentGraphError as error:
             return _failed(error)
         return _ok(result)

@@ -659,6 +659,27 @@ VALID: dict[str, list[Doc]] = {
             "document": file_location(),
         },
     ],
+    "mcp-config": [
+        {"schema": "agent-graph.mcp-config.v1"},
+        {
+            "schema": "agent-graph.mcp-config.v1",
+            "observers": [
+                {"id": "report-draft", "writes": ["report.digest"], "file": "REPORT.md"},
+                {
+                    "id": "publication",
+                    "description": "looks for the published report",
+                    "writes": ["publication"],
+                    "command": ["python3", "observe.py"],
+                    "timeoutMs": 5000,
+                    "maxOutputBytes": 4096,
+                },
+            ],
+            "gates": {
+                "report-approval": {"via": "elicitation", "onApprove": {"facts": {"a.b": True}}},
+                "legal-signoff": {"via": "cli"},
+            },
+        },
+    ],
     "materialization": [
         {
             "schema": "agent-graph.materialization.v1",
@@ -745,7 +766,7 @@ VALID: dict[str, list[Doc]] = {
 # Members whose value is free-form JSON (not a v1 object), per schema.
 FREE_FORM = {"facts", "detail", "inline", "value"}
 # Members that map names to values (entries are data, not fields).
-MAPS = {"entrypoints", "outcomes", "graphDependencies", "branches", "retry"}
+MAPS = {"entrypoints", "outcomes", "graphDependencies", "branches", "retry", "gates"}
 
 
 def free_form(name: str, path: tuple[str | int, ...]) -> bool:
@@ -799,7 +820,7 @@ def test_schema_names_are_the_packaged_files() -> None:
     assert list(S.SCHEMA_NAMES) == files
     assert list(S.SCHEMA_NAMES) == sorted(S.SCHEMA_NAMES)
     assert set(VALID) == set(S.SCHEMA_NAMES)
-    assert len(S.SCHEMA_NAMES) == 25
+    assert len(S.SCHEMA_NAMES) == 26
 
 
 @pytest.mark.parametrize("name", S.SCHEMA_NAMES)

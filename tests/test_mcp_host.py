@@ -447,3 +447,22 @@ def test_other_commands_load_no_mcp_module(args: list[str]) -> None:
     loaded = [m for m in modules if m.split(".")[0] in ("mcp", "mcp_types")]
     loaded += [m for m in modules if m.startswith("agent_graph.mcp")]
     assert loaded == []
+
+
+def test_one_module_imports_the_sdk() -> None:
+    import ast
+
+    import agent_graph
+
+    package = Path(agent_graph.__file__).resolve().parent
+    importers = set()
+    for path in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            if any(name.split(".")[0] in ("mcp", "mcp_types") for name in names):
+                importers.add(path.relative_to(package).as_posix())
+    assert importers == {"mcp/sdk_adapter.py"}

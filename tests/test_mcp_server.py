@@ -439,3 +439,23 @@ def test_resource_read_and_route_resources(tmp_path: Path, mode: str) -> None:
         assert code == "resource-missing"
 
     with_client(build_server(host_for(ws)), mode, body)
+
+
+@ERAS
+def test_observers_report_progress(tmp_path: Path, mode: str) -> None:
+    ws = workspace(tmp_path)
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        seen.append((done, total, message))
+
+    async def body(client: Any) -> None:
+        await call(client, "run_start", {"run": "w48"})
+        result = await client.call_tool("run_status", {"run": "w48"}, progress_callback=progress)
+        assert not result.is_error
+
+    with_client(build_server(host_for(ws)), mode, body)
+    assert seen == [
+        (1, 2, "observer report-draft: ok"),
+        (2, 2, "observer publication: ok"),
+    ]

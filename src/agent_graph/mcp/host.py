@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import shlex
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -76,12 +76,17 @@ class ServeOptions:
 
 @dataclass(frozen=True, slots=True)
 class Client:
-    """Who called, as far as the connection says (recorded with what the user decided)."""
+    """Who called, as far as the connection says (recorded with what the user decided),
+    and where this call's progress goes (``progress(done, total, message)``; the adapter
+    turns it into ``notifications/progress`` when the caller asked for them)."""
 
     name: str | None = None
     version: str | None = None
     protocol: str | None = None
     elicitation: bool = False
+    progress: Callable[[float, float | None, str], None] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     def provenance(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -187,14 +192,19 @@ class Host:
             out["cli"] = shlex.join(words)
         return out
 
-    def _observe(self, handle: str, ref: RunRef, run: Run) -> tuple[Run, list[dict[str, Any]]]:
+    def _observe(
+        self, handle: str, ref: RunRef, run: Run, client: Client
+    ) -> tuple[Run, list[dict[str, Any]]]:
         """Run the declared observers and write what changed, one event per observer."""
         if self.options.read_only or not self.config.observers:
             return run, []
         workspace = run.workspace or self.roots[0]
         env = {"AGENT_GRAPH_WORKSPACE": workspace, "AGENT_GRAPH_RUN": handle}
         observed = []
-        for seen in look(self.config, workspace, env):
+        total = len(self.config.observers)
+        for done, seen in enumerate(look(self.config, workspace, env), start=1):
+            if client.progress is not None:
+                client.progress(done, total, f"observer {seen.observer.id}: {seen.status}")
             changed: list[str] = []
             if seen.status == "ok" and seen.updates:
                 source: dict[str, Any] = {"kind": "observer", "id": seen.observer.id}
@@ -385,7 +395,7 @@ class Host:
         run = self.store.start(
             ref, provider=served.program.provider_id, graph=graph, entry=entry, workspace=workspace
         )
-        run, observed = self._observe(handle, ref, run)
+        run, observed = self._observe(handle, ref, run, client)
         return self._step(handle, run, served, served.program, observed)
 
     def _run_status(self, args: Mapping[str, Any], client: Client) -> dict[str, Any]:
@@ -394,7 +404,7 @@ class Host:
         served, program = self._served(run)
         observed: list[dict[str, Any]] = []
         if args.get("observe", True):
-            run, observed = self._observe(handle, ref, run)
+            run, observed = self._observe(handle, ref, run, client)
         return self._step(
             handle, run, served, program, observed, want_route=args.get("route", True)
         )
@@ -485,7 +495,7 @@ class Host:
 
         run, _ = self.store.update(ref, change)
         recorded_ = {"stateKey": key, "outcome": outcome, "sequence": run.events[-1]["sequence"]}
-        run, observed = self._observe(handle, ref, run)
+        run, observed = self._observe(handle, ref, run, client)
         return self._step(handle, run, served, program, observed, extra={"recorded": recorded_})
 
     def _resource_read(self, args: Mapping[str, Any], client: Client) -> dict[str, Any]:
@@ -584,7 +594,7 @@ class Host:
             how["config"] = self.config.digest
         policy = self.config.gate(ask.gate["id"])
         run, recorded_ = gates.apply(self.store, ref, program, ask, decision, policy, how)
-        run, observed = self._observe(handle, ref, run)
+        run, observed = self._observe(handle, ref, run, client)
         extra = {"decision": decision, "gate": dict(ask.gate), "recorded": recorded_}
         return self._step(handle, run, served, program, observed, extra=extra)
 

@@ -125,15 +125,14 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def look(config: HostConfig, workspace: str, env: Mapping[str, str]) -> list[Seen]:
-    """Run every observer once, in the declared order; nothing is written here."""
-    seen = []
+def look(config: HostConfig, workspace: str, env: Mapping[str, str]) -> Iterator[Seen]:
+    """Run every observer once, in the declared order, each as it is asked for (so what it
+    saw is written before the next one runs); nothing is written here."""
     for observer in config.observers:
         if observer.kind == "file":
-            seen.append(_file(observer, workspace))
+            yield _file(observer, workspace)
         else:
-            seen.append(_command(observer, workspace, env))
-    return seen
+            yield _command(observer, workspace, env)
 
 
 def report(seen: Seen, changed: list[str]) -> dict[str, Any]:

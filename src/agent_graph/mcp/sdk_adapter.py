@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 import anyio
+import anyio.from_thread
 import anyio.to_thread
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
@@ -47,6 +48,7 @@ INSTRUCTIONS: Final = (
 
 
 def _client(ctx: ServerRequestContext[Any, Any]) -> Client:
+    """The caller, and a progress sink the host may call from its worker thread."""
     name = version = None
     # a 2026-07-28 request's clientInfo is made into client_params by the SDK too
     params = ctx.session.client_params
@@ -56,7 +58,12 @@ def _client(ctx: ServerRequestContext[Any, Any]) -> Client:
     elicitation = capabilities.elicitation if capabilities is not None else None
     # an empty elicitation capability means form mode (the 2025-06-18 wording)
     form = elicitation is not None and (elicitation.form is not None or elicitation.url is None)
-    return Client(name, version, ctx.protocol_version, form)
+
+    def progress(done: float, total: float | None, message: str) -> None:
+        # the host runs on a worker thread; the session lives on the event loop
+        anyio.from_thread.run(ctx.session.report_progress, done, total, message)
+
+    return Client(name, version, ctx.protocol_version, form, progress)
 
 
 def _ok(result: Mapping[str, Any]) -> types.CallToolResult:

@@ -8,6 +8,7 @@ the client retries with the answer. Every test runs in both.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -459,3 +460,74 @@ def test_observers_report_progress(tmp_path: Path, mode: str) -> None:
         (1, 2, "observer report-draft: ok"),
         (2, 2, "observer publication: ok"),
     ]
+
+
+REVIEW_DESK = WEEKLY.parent / "review-desk"
+VERDICT = (
+    "import json, os; print(json.dumps({'review': {'verdict': open('VERDICT').read().strip()}}"
+    " if os.path.exists('VERDICT') else {}))"
+)
+DESK_CONFIG = f"""\
+schema: agent-graph.mcp-config.v1
+observers:
+  - {{id: submission, writes: [submission.digest], file: SUBMISSION.md}}
+  - {{id: verdict, writes: [review.verdict], command: [{sys.executable}, -c, "{VERDICT}"]}}
+gates:
+  legal-signoff: {{onApprove: {{facts: {{legal.signedOff: true}}}}}}
+"""
+
+
+@ERAS
+def test_gates_with_resolution_actions(tmp_path: Path, mode: str) -> None:
+    ws = workspace(tmp_path)
+    ws.config.write_text(DESK_CONFIG, encoding="utf-8")
+    (ws.root / "SUBMISSION.md").write_text("a patch\n", encoding="utf-8")
+    answers = Answers()
+
+    async def body(client: Any) -> None:
+        review = await call(client, "run_start", {"run": "pr7"})
+        assert review["route"]["node"] == "editorial-review"
+        early = {
+            "run": "pr7",
+            "recordNode": "desk/editorial-review",
+            "outcome": "completed",
+            "revision": review["evaluation"]["revision"],
+            "sequence": review["run"]["sequence"],
+        }
+        code, _ = await error(client, "run_record", early)  # not before the user approved
+        assert code == "run-record-conflict"
+        answers.add("accept", {"decision": "approve"})
+        approved = await call(client, "gate_resolve", review["next"]["arguments"])
+        assert approved["decision"] == "approved"
+        assert "facts" not in approved["recorded"] or approved["recorded"]["facts"] == []
+        assert "desk.record-verdict" in approved["next"]["say"]
+        (ws.root / "VERDICT").write_text("accepted\n", encoding="utf-8")  # the handler ran
+        legal = await call(client, "run_record", approved["next"]["arguments"])
+        assert legal["route"]["node"] == "legal-signoff"
+        answers.add("accept", {"decision": "approve"})  # no typed confirmation
+        refused = await call(client, "gate_resolve", legal["next"]["arguments"])
+        assert refused["decision"] == "invalid"
+        answers.add("accept", {"decision": "approve", "confirm": "legal-signoff"})
+        signed = await call(client, "gate_resolve", legal["next"]["arguments"])
+        assert signed["recorded"]["facts"] == ["legal.signedOff"]
+        assert signed["route"]["node"] == "merge"
+
+    with_client(build_server(host_for(ws, manifest=REVIEW_DESK)), mode, body, answers)
+    assert answers.asked[1].requested_schema["required"] == ["decision", "confirm"]
+
+
+@ERAS
+def test_a_rejected_review_goes_back_to_the_author(tmp_path: Path, mode: str) -> None:
+    ws = workspace(tmp_path)
+    ws.config.write_text(DESK_CONFIG, encoding="utf-8")
+    (ws.root / "SUBMISSION.md").write_text("a patch\n", encoding="utf-8")
+    answers = Answers()
+
+    async def body(client: Any) -> None:
+        review = await call(client, "run_start", {"run": "pr7"})
+        answers.add("accept", {"decision": "reject"})
+        rejected = await call(client, "gate_resolve", review["next"]["arguments"])
+        assert rejected["decision"] == "rejected"
+        assert rejected["route"]["node"] == "return-to-author"
+
+    with_client(build_server(host_for(ws, manifest=REVIEW_DESK)), mode, body, answers)

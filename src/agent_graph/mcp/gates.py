@@ -11,9 +11,11 @@ default, so a client that accepts empty forms on its own cannot approve anything
 Gate that is not delegatable also asks the user to type its id. An approval records the
 Facts the host's policy names (``gates.<id>.onApprove.facts`` in the config), by default
 the ``equals`` checks of the Gate's own ``satisfiedBy`` (``report.approved = true``);
-``exists`` checks are never invented. A rejection records the Gate's Outcome ``failed``.
-No authority is granted and nothing is delegated: the Run holds what the user decided,
-with a ``gate.decided`` event saying how, through which client and under which config.
+``exists`` checks are never invented, and a Gate with a resolution Action gets no Facts
+by default (the Action applies the decision; the agent then reports the Gate's Outcome).
+A rejection records the Gate's Outcome ``failed``. No authority is granted and nothing is
+delegated: the Run holds what the user decided, with a ``gate.decided`` event saying how,
+through which client and under which config.
 """
 
 from __future__ import annotations
@@ -35,6 +37,17 @@ if TYPE_CHECKING:
     from .config import GatePolicy
 
 DECISIONS: Final = ("approve", "reject")
+
+
+def approved_since(run: Run, gate_id: str, key: str) -> bool:
+    """Whether the user approved Gate ``gate_id`` after ``key``'s latest Outcome: the one
+    case in which the agent may report the Gate's Outcome (its resolution Action ran)."""
+    for event in reversed(run.events):
+        if event["type"] == GATE_DECIDED and event.get("detail", {}).get("gate") == gate_id:
+            return bool(event["detail"].get("decision") == "approved")
+        if event.get("node") == key:
+            return False
+    return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,8 +156,13 @@ def check_answer(ask: Ask, action: str, content: Mapping[str, Any] | None) -> tu
 
 
 def approval_facts(program: Program, ask: Ask, policy: GatePolicy) -> dict[tuple[str, ...], Any]:
+    """What an approval records: the policy's Facts, else the Gate's ``equals`` checks,
+    except for a Gate whose resolution Action applies the decision: its effect is the
+    Action's to produce, never this host's to invent."""
     if policy.on_approve is not None:
         return dict(policy.on_approve)
+    if ask.gate.get("resolutionAction") is not None:
+        return {}
     from ..vm.trace import evaluated_checks
 
     node = next(n for n in program.graph(ask.graph).nodes if n.id == ask.node)

@@ -454,10 +454,14 @@ class Host:
         ref, run = self._load(handle)
         served, program = self._served(run)
         check_graph_state_key(program, run.graph, key)
-        if _is_gate(program, key):
+        gate_id = _gate_of(program, key)
+        if gate_id is not None and not (
+            outcome == "completed" and gates.approved_since(run, gate_id, key)
+        ):
             raise AgentGraphError(
                 "run-record-conflict",
-                f"{key} is a Gate: only the user decides it, through gate_resolve",
+                f"{key} is a Gate: only the user decides it, through gate_resolve (after "
+                "the user approved, you may report completed once its resolution ran)",
             )
         offered = self._ledger.offered(handle, revision)
         if offered is not None and key not in offered:
@@ -596,7 +600,11 @@ class Host:
         run, recorded_ = gates.apply(self.store, ref, program, ask, decision, policy, how)
         run, observed = self._observe(handle, ref, run, client)
         extra = {"decision": decision, "gate": dict(ask.gate), "recorded": recorded_}
-        return self._step(handle, run, served, program, observed, extra=extra)
+        out = self._step(handle, run, served, program, observed, extra=extra)
+        resolution = ask.gate.get("resolutionAction")
+        if decision == "approved" and resolution is not None and not recorded_.get("facts"):
+            out["next"] = _resolve_next(handle, ask, resolution, out)
+        return out
 
     def gate_resume(
         self,
@@ -647,14 +655,36 @@ class Host:
         return out
 
 
-def _is_gate(program: Program, key: str) -> bool:
-    """Whether state key ``key`` (maybe under a call path) names a Gate node."""
-    last = key.rsplit(">", 1)[-1]
-    return any(
-        node.gate is not None and last == f"{graph.id}/{node.id}"
-        for graph in program.ir.graphs
-        for node in graph.nodes
+def _resolve_next(
+    handle: str, ask: gates.Ask, resolution: Mapping[str, Any], result: Mapping[str, Any]
+) -> dict[str, Any]:
+    """After an approval the Gate's resolution Action applies it; the agent runs it."""
+    action = resolution["action"]
+    plan = resolution["commandPlan"][0] if resolution["commandPlan"] else {}
+    how = plan.get("command") or f"host handler {plan.get('handler', action['id'])}"
+    say = (
+        f"The user approved Gate {ask.gate['id']}; its resolution Action {action['id']} "
+        f"applies the decision ({how}): carry it out with your own tools (this server runs "
+        "no resolution), then report the Gate completed with run_record."
     )
+    arguments = {
+        "run": handle,
+        "recordNode": ask.record_node,
+        "outcome": "completed",
+        "revision": result["evaluation"]["revision"],
+        "sequence": result["run"]["sequence"],
+    }
+    return {"say": say, "waitsFor": "agent", "tool": "run_record", "arguments": arguments}
+
+
+def _gate_of(program: Program, key: str) -> str | None:
+    """The Gate id of the node state key ``key`` names (maybe under a call path)."""
+    last = key.rsplit(">", 1)[-1]
+    for graph in program.ir.graphs:
+        for node in graph.nodes:
+            if node.gate is not None and last == f"{graph.id}/{node.id}":
+                return node.gate.id
+    return None
 
 
 def _file_ref(program: Program, wanted: str) -> tuple[str, str, str, str | None] | None:

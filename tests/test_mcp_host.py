@@ -466,3 +466,29 @@ def test_one_module_imports_the_sdk() -> None:
             if any(name.split(".")[0] in ("mcp", "mcp_types") for name in names):
                 importers.add(path.relative_to(package).as_posix())
     assert importers == {"mcp/sdk_adapter.py"}
+
+
+def test_results_are_capped() -> None:
+    from agent_graph.mcp.results import MAX_RESULT_BYTES, result_text, tool_error
+
+    assert result_text({"next": {"say": "ok", "waitsFor": "nothing"}}).startswith('{"next"')
+    with pytest.raises(AgentGraphError) as raised:
+        result_text({"next": {}, "text": "x" * MAX_RESULT_BYTES})
+    assert raised.value.code == "result-too-large"
+    from agent_graph.errors import Diagnostic
+
+    many = [Diagnostic("schema.type", "y" * 500) for _ in range(200)]
+    found = tool_error(AgentGraphError("schema-invalid", "bad", many))
+    assert len(found.text.encode()) <= MAX_RESULT_BYTES
+    assert found.text.startswith("ERROR schema-invalid: bad\n")
+
+
+def test_the_default_manifest_is_served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    shutil.copytree(WEEKLY, tmp_path / "p")
+    monkeypatch.chdir(tmp_path / "p")
+    host = Host(ServeOptions())
+    listed = host.call("providers_list", {}, AGENT)
+    assert [p["id"] for p in listed["providers"]] == ["example.weekly-report"]
+    assert listed["runs"] == {"store": "memory"}

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AgentGraphError, Diagnostic
-from ..selection import Selection, load
+from ..selection import DEFAULT_MANIFEST, Selection, load
 
 if TYPE_CHECKING:
     from ..vm import Program
@@ -73,6 +73,8 @@ class ProviderSet:
 
     @classmethod
     def load(cls, manifests: list[str], skills: list[str], registry: str | None) -> ProviderSet:
+        if not manifests and not skills and os.path.isfile(DEFAULT_MANIFEST):
+            manifests = [DEFAULT_MANIFEST]  # as every agc command defaults to it
         served = [_load("-m", m, Selection(manifest=m, registry=registry)) for m in manifests]
         for skill in skills:
             entry = _load("--skill", skill, Selection(skill=skill, registry=registry))

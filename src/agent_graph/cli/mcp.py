@@ -112,12 +112,69 @@ def mcp_group() -> None:
     """Serve Providers to MCP clients (Claude Code, Codex, VS Code, Cursor)."""
 
 
+def _http(address: str | None, token_file: str | None) -> tuple[str, int] | None:
+    """``--http HOST:PORT`` on a loopback address, with ``--token-file``; None for stdio."""
+    import ipaddress
+
+    if address is None:
+        if token_file is not None:
+            raise AgentGraphError("mcp-http-invalid", "--token-file goes with --http")
+        return None
+    name, _, port = address.rpartition(":")
+    name = name.strip("[]")
+    try:
+        loopback = name == "localhost" or ipaddress.ip_address(name).is_loopback
+        number = int(port)
+    except ValueError:
+        loopback, number = False, -1
+    if not loopback or not 0 <= number <= 65535:
+        raise AgentGraphError(
+            "mcp-http-invalid",
+            f"--http takes a loopback HOST:PORT (127.0.0.1:8765, [::1]:0), not {address}: "
+            "this server is for the user's own clients",
+        )
+    if token_file is None:
+        raise AgentGraphError(
+            "mcp-http-invalid", "--http needs --token-file FILE, where the bearer token goes"
+        )
+    return name, number
+
+
+def _write_token(path: str) -> str:
+    """A fresh bearer token in ``path``, readable by its owner only."""
+    import os
+    import secrets
+
+    token = secrets.token_urlsafe(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)  # an existing file keeps its mode otherwise
+        os.write(fd, (token + "\n").encode())
+    finally:
+        os.close(fd)
+    return token
+
+
 @mcp_group.command("serve")
 @serve_options
-def mcp_serve_command(**local: Any) -> None:
-    """Serve over stdio: stdout carries only MCP messages, logs go to stderr."""
+@click.option(
+    "--http",
+    "http_address",
+    default=None,
+    metavar="HOST:PORT",
+    help="Serve Streamable HTTP on a loopback address instead of stdio (port 0: any free).",
+)
+@click.option(
+    "--token-file",
+    default=None,
+    metavar="FILE",
+    help="With --http: where to write the bearer token clients must send (mode 0600).",
+)
+def mcp_serve_command(http_address: str | None, token_file: str | None, **local: Any) -> None:
+    """Serve over stdio (stdout carries only MCP messages, logs go to stderr), or --http."""
     from ..mcp.host import Host
 
+    http = _http(http_address, token_file)
     adapter = sdk_adapter()
     host = Host(_options(local))
     for served in host.providers.served:
@@ -127,7 +184,11 @@ def mcp_serve_command(**local: Any) -> None:
                 f"({served.error.code}: {served.error.message})",
                 err=True,
             )
-    adapter.serve_stdio(host)
+    if http is None:
+        adapter.serve_stdio(host)
+        return
+    assert token_file is not None
+    adapter.serve_http(host, http[0], http[1], _write_token(token_file))
 
 
 @mcp_group.command("config")

@@ -189,3 +189,57 @@ def round_trip(host: Host) -> dict[str, list[str]]:
 
     anyio.run(main)
     return found
+
+
+def _bearer(app: Any, token: str) -> Any:
+    """The app behind a bearer token: any local process can reach a loopback port, so a
+    request must show the token the server wrote to its token file (401 otherwise)."""
+    import hmac
+
+    expected = f"Bearer {token}".encode()
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, expected):
+                headers = [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]
+                await send({"type": "http.response.start", "status": 401, "headers": headers})
+                await send({"type": "http.response.body", "body": b'{"error":"unauthorized"}'})
+                return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+def serve_http(host: Host, address: str, port: int, token: str) -> None:
+    """Serve Streamable HTTP on a loopback ``address`` until interrupted.
+
+    The bound address is printed on stderr (``--http 127.0.0.1:0`` picks a free port).
+    Host and Origin headers must name a loopback address (the SDK's DNS-rebinding check;
+    403 otherwise) and every request must carry the bearer token.
+    """
+    import socket
+
+    import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    server = build_server(host)
+    loopback = ["127.0.0.1", "localhost", "[::1]"]
+    shown = f"[{address}]" if ":" in address else address
+    if shown not in loopback:
+        loopback.append(shown)
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{name}:*" for name in loopback],
+        allowed_origins=[f"http://{name}:*" for name in loopback],
+    )
+    app = server.streamable_http_app(host=address, transport_security=security)
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((address, port))
+    listener.listen(128)  # before the address is printed: a client may connect at once
+    bound = listener.getsockname()[1]
+    config = uvicorn.Config(_bearer(app, token), log_level="warning", lifespan="on")
+    print(f"agc mcp serve: listening on http://{shown}:{bound}/mcp", file=sys.stderr, flush=True)
+    uvicorn.Server(config).run(sockets=[listener])

@@ -436,9 +436,7 @@ class Host:
                     if member in location:
                         item[member] = location[member]
                 resources.append(item)
-        step = next_.step(handle, reference["sequence"], evaluation.to_dict(), doc)
-        if evaluation.primary is None or evaluation.primary.route_id != route_id:
-            step = next_._route_step(handle, reference["sequence"], doc)
+        step = next_.route_step(handle, reference["sequence"], doc)
         return {"next": step, "run": reference, "route": doc, "resources": resources}
 
     def _run_record(self, args: Mapping[str, Any], client: Client) -> dict[str, Any]:

@@ -37,7 +37,8 @@ def unverified_words(unverified: Sequence[Mapping[str, Any]]) -> str:
     return "; ".join(parts)
 
 
-def _route_step(handle: str, sequence: int, route: Mapping[str, Any]) -> dict[str, Any]:
+def route_step(handle: str, sequence: int, route: Mapping[str, Any]) -> dict[str, Any]:
+    """What to do with a resolved route: ask the user (a Gate) or act and report."""
     record = route["afterAction"].get("recordNode") or f"{route['graph']}/{route['node']}"
     node = route["node"]
     revision = route["revision"]
@@ -118,7 +119,7 @@ def step(
             routeId=primary["routeId"],
             revision=evaluation["revision"],
         )
-    found = _route_step(handle, sequence, route)
+    found = route_step(handle, sequence, route)
     found["say"] = prefix + found["say"]
     return found
 

@@ -492,3 +492,37 @@ def test_the_default_manifest_is_served(tmp_path: Path, monkeypatch: pytest.Monk
     listed = host.call("providers_list", {}, AGENT)
     assert [p["id"] for p in listed["providers"]] == ["example.weekly-report"]
     assert listed["runs"] == {"store": "memory"}
+
+
+# -- the Run operations the server adds --------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["file", "memory"])
+def test_fact_paths_and_update(tmp_path: Path, kind: str) -> None:
+    from agent_graph.runs import MemoryRunStore
+    from agent_graph.runs.document import UNSET, with_fact_paths
+
+    store = FileRunStore() if kind == "file" else MemoryRunStore()
+    ref = str(tmp_path / "r.json")
+    store.start(ref, provider="p", graph="g", facts={"report": {"approved": True}, "n": 1})
+    source = {"kind": "observer", "id": "o"}
+
+    def put(updates: dict[tuple[str, ...], Any]) -> tuple[Any, bool]:
+        return store.update(ref, lambda doc, at: with_fact_paths(doc, updates, at, source))
+
+    run_, written = put({("report", "digest"): "sha256:1"})
+    assert written
+    assert run_.facts == {"report": {"approved": True, "digest": "sha256:1"}, "n": 1}
+    assert run_.events[-1]["detail"] == {
+        "keys": ["report"],
+        "paths": ["report.digest"],
+        "source": source,
+    }
+    assert put({("report", "digest"): "sha256:1"})[1] is False  # unchanged: no event
+    assert put({("n",): True})[1] is True  # true is not 1
+    run_, _ = put({("report", "digest"): UNSET, ("gone", "x"): UNSET})
+    assert run_.facts["report"] == {"approved": True}
+    assert [e["sequence"] for e in run_.events] == [1, 2, 3, 4]
+    with pytest.raises(AgentGraphError):
+        put({("bad",): float("nan")})
+    assert len(store.load(ref).events) == 4

@@ -531,3 +531,33 @@ def test_a_rejected_review_goes_back_to_the_author(tmp_path: Path, mode: str) ->
         assert rejected["route"]["node"] == "return-to-author"
 
     with_client(build_server(host_for(ws, manifest=REVIEW_DESK)), mode, body, answers)
+
+
+@ERAS
+def test_prompts(tmp_path: Path, mode: str) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    ws = workspace(tmp_path)
+    skill = WEEKLY / "skills" / "weekly-report" / "SKILL.md"
+    host = Host(
+        ServeOptions(
+            manifests=(str(WEEKLY),),
+            skills=(str(skill),),
+            workspaces=(str(ws.root),),
+        )
+    )
+
+    async def body(client: Any) -> None:
+        names = [p.name for p in (await client.list_prompts()).prompts]
+        assert names == ["follow-graph", "skill-weekly-report"]
+        got = await client.get_prompt("skill-weekly-report", {"task": "week 48"})
+        text = got.messages[0].content.text
+        assert 'run_start with {"skill": "weekly-report"}' in text
+        assert "week 48" in text
+        assert "only the user decides a Gate" in text
+        with pytest.raises(MCPError):
+            await client.get_prompt("nope", {})
+        started = await call(client, "run_start", {"run": "w48", "skill": "weekly-report"})
+        assert started["run"]["graph"] == "report"
+
+    with_client(build_server(host), mode, body)

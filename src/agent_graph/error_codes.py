@@ -420,6 +420,7 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
         "mcp-sdk-missing": "agc mcp serve without the MCP SDK (pip install 'agent-graph[mcp]')",
         "mcp-config-invalid": "the --config file declares an observer id twice",
         "mcp-tools-invalid": "--tools names no profile and no tool",
+        "prompt-unknown": "prompts/get names no prompt this server lists",
         "mcp-http-invalid": "--http is not a loopback HOST:PORT, or lacks --token-file",
         "arguments-invalid": "tool arguments do not match the tool's input schema (JSON pointer)",
         "provider-invalid": "a served Provider did not load, or its id is served twice",

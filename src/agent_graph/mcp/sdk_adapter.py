@@ -34,6 +34,8 @@ from ..protocol import __version__
 from . import SERVER_NAME
 from .gates import Ask
 from .host import Client, Host
+from .prompts import listing as prompt_listing
+from .prompts import text as prompt_text
 from .results import result_text, tool_error
 
 INSTRUCTIONS: Final = (
@@ -147,12 +149,33 @@ def build_server(host: Host) -> Server[Any]:
         )
         return _ok(finished)
 
+    prompts = [types.Prompt.model_validate(p) for p in prompt_listing(host.providers)]
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=prompts)
+
+    async def get_prompt(
+        ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        try:
+            body = prompt_text(host.providers, params.name, params.arguments or {})
+        except AgentGraphError as error:
+            raise MCPError(code=types.INVALID_PARAMS, message=error.message) from None
+        message = types.PromptMessage(
+            role="user", content=types.TextContent(type="text", text=body)
+        )
+        return types.GetPromptResult(messages=[message])
+
     server: Server[Any] = Server(
         SERVER_NAME,
         version=__version__,
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
     )
     # seals the Gate question of a 2026-07-28 call; the key lives in this process only,
     # so a question asked before a restart is asked again

@@ -561,3 +561,30 @@ def test_prompts(tmp_path: Path, mode: str) -> None:
         assert started["run"]["graph"] == "report"
 
     with_client(build_server(host), mode, body)
+
+
+@ERAS
+def test_resources(tmp_path: Path, mode: str) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    ws = workspace(tmp_path)
+
+    async def body(client: Any) -> None:
+        listed = (await client.list_resources()).resources
+        uris = [str(r.uri) for r in listed]
+        procedure = "agent-graph://providers/example.weekly-report/resources/procedure.report.draft"
+        assert procedure in uris
+        assert "agent-graph://schemas/route" in uris
+        started = await client.call_tool("run_start", {"run": "w48"})
+        links = [c for c in started.content if c.type == "resource_link"]
+        assert procedure in [str(link.uri) for link in links]
+        read = await client.read_resource(procedure)
+        assert read.contents[0].text.startswith("---")
+        schema = await client.read_resource("agent-graph://schemas/route")
+        assert json.loads(schema.contents[0].text)["title"].startswith("Agent Graph Route")
+        with pytest.raises(MCPError):
+            await client.read_resource(
+                "agent-graph://providers/example.weekly-report/resources/..%2Fprovider.yaml"
+            )
+
+    with_client(build_server(host_for(ws)), mode, body)

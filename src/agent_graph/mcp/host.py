@@ -29,6 +29,7 @@ from . import next as next_
 from .config import HostConfig, load_config
 from .observers import look, report
 from .providers import ProviderSet, Served
+from .resources import static_files
 from .tools import BY_NAME, Tool, check_arguments, select_tools
 
 if TYPE_CHECKING:
@@ -507,13 +508,10 @@ class Host:
         _, run = self._load(args["run"])
         _, program = self._served(run)
         wanted = args["id"]
-        location: tuple[str, str, str, str | None] | None = _file_ref(program, wanted)
+        location = next((s for s in static_files(program) if s[0] == wanted), None)
         if location is None:
-            resource = find_resource(program, wanted)
-            if resource.content is not None:
-                location = (resource.id, resource.media_type, resource.content, resource.digest)
-            else:
-                location = self._materialized(program, run, resource.id)
+            resource = find_resource(program, wanted)  # resource-missing when it is none
+            location = self._materialized(program, run, resource.id)
         rid, media, rel, digest = location
         target = Path(rel) if os.path.isabs(rel) else program.root / rel
         text = read_bytes(target, rel).decode("utf-8", "replace")
@@ -682,13 +680,4 @@ def _gate_of(program: Program, key: str) -> str | None:
         for node in graph.nodes:
             if node.gate is not None and last == f"{graph.id}/{node.id}":
                 return node.gate.id
-    return None
-
-
-def _file_ref(program: Program, wanted: str) -> tuple[str, str, str, str | None] | None:
-    """An Action's Skill or schema file offered on routes under location id ``wanted``."""
-    for action in program.ir.actions:
-        for ref in (action.skill, action.input_schema, action.output_schema):
-            if ref is not None and ref.id == wanted and ref.error is None:
-                return ref.id, ref.media_type, ref.path, ref.digest
     return None

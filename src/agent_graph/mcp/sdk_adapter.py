@@ -36,6 +36,9 @@ from .gates import Ask
 from .host import Client, Host
 from .prompts import listing as prompt_listing
 from .prompts import text as prompt_text
+from .resources import listing as resource_listing
+from .resources import read as resource_read
+from .resources import uri_of
 from .results import result_text, tool_error
 
 INSTRUCTIONS: Final = (
@@ -68,14 +71,31 @@ def _client(ctx: ServerRequestContext[Any, Any]) -> Client:
     return Client(name, version, ctx.protocol_version, form, progress)
 
 
+def _links(result: Mapping[str, Any]) -> list[types.ContentBlock]:
+    """``resource_link`` items for the static resources a route requires, so clients
+    whose agents read MCP resources can fetch them (bodies are never inlined)."""
+    route, run = result.get("route"), result.get("run")
+    if not isinstance(route, Mapping) or not isinstance(run, Mapping):
+        return []
+    return [
+        types.ResourceLink(
+            type="resource_link",
+            uri=uri_of(run["provider"], location["id"]),
+            name=location["id"],
+            mime_type=location.get("mediaType"),
+        )
+        for location in route["resources"]["required"]
+        if "filePath" in location
+    ]
+
+
 def _ok(result: Mapping[str, Any]) -> types.CallToolResult:
     try:
         text = result_text(result)
     except AgentGraphError as error:
         return _failed(error)
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)], structured_content=dict(result)
-    )
+    content: list[types.ContentBlock] = [types.TextContent(type="text", text=text), *_links(result)]
+    return types.CallToolResult(content=content, structured_content=dict(result))
 
 
 def _failed(error: AgentGraphError) -> types.CallToolResult:
@@ -168,6 +188,23 @@ def build_server(host: Host) -> Server[Any]:
         )
         return types.GetPromptResult(messages=[message])
 
+    resources = [types.Resource.model_validate(r) for r in resource_listing(host.providers)]
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=resources)
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        try:
+            text, media = resource_read(host.providers, params.uri)
+        except AgentGraphError as error:
+            raise MCPError(code=types.INVALID_PARAMS, message=error.message) from None
+        contents = types.TextResourceContents(uri=params.uri, mime_type=media, text=text)
+        return types.ReadResourceResult(contents=[contents])
+
     server: Server[Any] = Server(
         SERVER_NAME,
         version=__version__,
@@ -176,6 +213,8 @@ def build_server(host: Host) -> Server[Any]:
         on_call_tool=call_tool,
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
     )
     # seals the Gate question of a 2026-07-28 call; the key lives in this process only,
     # so a question asked before a restart is asked again

@@ -526,3 +526,17 @@ def test_fact_paths_and_update(tmp_path: Path, kind: str) -> None:
     with pytest.raises(AgentGraphError):
         put({("bad",): float("nan")})
     assert len(store.load(ref).events) == 4
+
+
+def test_the_shipped_example_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    host = Host(
+        ServeOptions(
+            manifests=("examples/weekly-report",),
+            config="examples/weekly-report/mcp/agc-mcp.yaml",
+            workspaces=(str(ROOT),),
+        )
+    )
+    assert [o.id for o in host.config.observers] == ["report-draft", "publication"]
+    result = host.call("run_start", {"run": "w48"}, AGENT)
+    assert [o["status"] for o in result["observed"]] == ["ok", "ok"]

@@ -533,7 +533,7 @@ def test_the_shipped_example_config(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     host = Host(
         ServeOptions(
             manifests=("examples/weekly-report",),
-            config="examples/weekly-report/mcp/agc-mcp.yaml",
+            config="examples/mcp/weekly-report.yaml",
             workspaces=(str(ROOT),),
         )
     )

@@ -330,6 +330,22 @@ EXPLAIN_REPEAT_RESET: Final = "explain-repeat-reset"
 EXPLAIN_CANDIDATE: Final = "explain-candidate"
 EXPLAIN_NOT_OFFERED: Final = "explain-not-offered"
 
+# MCP server (`agc mcp`, `agc run decide`)
+MCP_SDK_MISSING: Final = "mcp-sdk-missing"
+MCP_CONFIG_INVALID: Final = "mcp-config-invalid"
+MCP_TOOLS_INVALID: Final = "mcp-tools-invalid"
+PROMPT_UNKNOWN: Final = "prompt-unknown"
+MCP_HTTP_INVALID: Final = "mcp-http-invalid"
+ARGUMENTS_INVALID: Final = "arguments-invalid"
+PROVIDER_INVALID: Final = "provider-invalid"
+RUN_MISSING: Final = "run-missing"
+RUN_RECORD_CONFLICT: Final = "run-record-conflict"
+GATE_NOT_WAITING: Final = "gate-not-waiting"
+GATE_CONFIRMATION_MISMATCH: Final = "gate-confirmation-mismatch"
+TTY_REQUIRED: Final = "tty-required"
+PATH_OUTSIDE_ROOTS: Final = "path-outside-roots"
+RESULT_TOO_LARGE: Final = "result-too-large"
+
 # Command line
 USAGE_INVALID: Final = "usage-invalid"
 FORMAT_INVALID: Final = "format-invalid"

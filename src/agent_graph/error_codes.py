@@ -417,20 +417,24 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
         codes.EXPLAIN_NOT_OFFERED: "reason: pending, but its frame is complete or in error",
     },
     "MCP server (`agc mcp`, `agc run decide`)": {
-        "mcp-sdk-missing": "agc mcp serve without the MCP SDK (pip install 'agent-graph[mcp]')",
-        "mcp-config-invalid": "the --config file declares an observer id twice",
-        "mcp-tools-invalid": "--tools names no profile and no tool",
-        "prompt-unknown": "prompts/get names no prompt this server lists",
-        "mcp-http-invalid": "--http is not a loopback HOST:PORT, or lacks --token-file",
-        "arguments-invalid": "tool arguments do not match the tool's input schema (JSON pointer)",
-        "provider-invalid": "a served Provider did not load, or its id is served twice",
-        "run-missing": "no Run has this handle",
-        "run-record-conflict": "run_record for a stale sequence or a key no route offered",
-        "gate-not-waiting": "the route is not a Gate waiting for the user",
-        "gate-confirmation-mismatch": "agc run decide: the typed confirmation was not the Gate id",
-        "tty-required": "agc run decide without a terminal to ask on",
-        "path-outside-roots": "a workspace argument leads out of the server's workspaces",
-        "result-too-large": "a tool result over the 24 KiB cap",
+        codes.MCP_SDK_MISSING: "agc mcp serve without the MCP SDK (pip install 'agent-graph[mcp]')",
+        codes.MCP_CONFIG_INVALID: "the --config file declares an observer id twice",
+        codes.MCP_TOOLS_INVALID: "--tools names no profile and no tool",
+        codes.PROMPT_UNKNOWN: "prompts/get names no prompt this server lists",
+        codes.MCP_HTTP_INVALID: "--http is not a loopback HOST:PORT, or lacks --token-file",
+        codes.ARGUMENTS_INVALID: (
+            "tool arguments do not match the tool's input schema (JSON pointer)"
+        ),
+        codes.PROVIDER_INVALID: "a served Provider did not load, or its id is served twice",
+        codes.RUN_MISSING: "no Run has this handle",
+        codes.RUN_RECORD_CONFLICT: "run_record for a stale sequence or a key no route offered",
+        codes.GATE_NOT_WAITING: "the route is not a Gate waiting for the user",
+        codes.GATE_CONFIRMATION_MISMATCH: (
+            "agc run decide: the typed confirmation was not the Gate id"
+        ),
+        codes.TTY_REQUIRED: "agc run decide without a terminal to ask on",
+        codes.PATH_OUTSIDE_ROOTS: "a workspace argument leads out of the server's workspaces",
+        codes.RESULT_TOO_LARGE: "a tool result over the 24 KiB cap",
     },
     "Command line": {
         codes.USAGE_INVALID: "unknown command or option, missing argument (exit 2)",

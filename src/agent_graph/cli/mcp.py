@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
+from .. import codes
 from ..errors import AgentGraphError
 from .options import format_option
 
@@ -100,7 +101,7 @@ def sdk_adapter() -> ModuleType:
         missing = error.name or ""
         if missing.split(".")[0] in ("mcp", "mcp_types", "anyio", "pydantic"):
             raise AgentGraphError(
-                "mcp-sdk-missing",
+                codes.MCP_SDK_MISSING,
                 f"agc mcp needs the MCP SDK, which is not installed ({missing}): {INSTALL_HINT}",
             ) from None
         raise
@@ -118,7 +119,7 @@ def _http(address: str | None, token_file: str | None) -> tuple[str, int] | None
 
     if address is None:
         if token_file is not None:
-            raise AgentGraphError("mcp-http-invalid", "--token-file goes with --http")
+            raise AgentGraphError(codes.MCP_HTTP_INVALID, "--token-file goes with --http")
         return None
     name, _, port = address.rpartition(":")
     name = name.strip("[]")
@@ -129,13 +130,13 @@ def _http(address: str | None, token_file: str | None) -> tuple[str, int] | None
         loopback, number = False, -1
     if not loopback or not 0 <= number <= 65535:
         raise AgentGraphError(
-            "mcp-http-invalid",
+            codes.MCP_HTTP_INVALID,
             f"--http takes a loopback HOST:PORT (127.0.0.1:8765, [::1]:0), not {address}: "
             "this server is for the user's own clients",
         )
     if token_file is None:
         raise AgentGraphError(
-            "mcp-http-invalid", "--http needs --token-file FILE, where the bearer token goes"
+            codes.MCP_HTTP_INVALID, "--http needs --token-file FILE, where the bearer token goes"
         )
     return name, number
 

@@ -410,7 +410,7 @@ def run_decide_command(
     opts = options(ctx, **local)
     if not _is_terminal():
         raise AgentGraphError(
-            "tty-required",
+            codes.TTY_REQUIRED,
             "agc run decide asks its user on a terminal and there is none: run it yourself "
             "in a terminal (a Gate is the user's decision, not a script's or an agent's)",
         )
@@ -434,7 +434,7 @@ def run_decide_command(
             break
     if route is None:
         which = f"Gate {gate_id}" if gate_id else "a Gate"
-        raise AgentGraphError("gate-not-waiting", f"Run {run.id} is not waiting on {which}")
+        raise AgentGraphError(codes.GATE_NOT_WAITING, f"Run {run.id} is not waiting on {which}")
     path = _absolute(state)
     ask = gates.ask_for(path, program.provider_id, route, path)
     click.echo(ask.message.replace("the agent cannot answer this for you", "you decide"))
@@ -445,7 +445,7 @@ def run_decide_command(
         answer["confirm"] = click.prompt(f"Type {ask.gate['id']} to confirm")
     decision, why = gates.check_answer(ask, "accept", answer)
     if decision not in ("approved", "rejected"):
-        raise AgentGraphError("gate-confirmation-mismatch", f"Nothing recorded: {why}")
+        raise AgentGraphError(codes.GATE_CONFIRMATION_MISMATCH, f"Nothing recorded: {why}")
     how: dict[str, Any] = {"via": "cli-tty"}
     if policy_file.digest:
         how["config"] = policy_file.digest

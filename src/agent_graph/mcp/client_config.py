@@ -11,6 +11,7 @@ import json
 import shlex
 from typing import Final
 
+from .. import codes
 from ..errors import AgentGraphError
 
 CLIENTS: Final = ("claude", "codex", "vscode", "cursor", "desktop")
@@ -51,4 +52,6 @@ def snippet(client: str, serve_args: list[str], name: str = "agent-graph") -> st
             entry = {"type": "stdio", **entry}
         body = json.dumps({key: {name: entry}}, indent=2, ensure_ascii=False)
         return f"// {where}\n{body}\n"
-    raise AgentGraphError("usage-invalid", f"Unknown client {client}: one of {', '.join(CLIENTS)}")
+    raise AgentGraphError(
+        codes.USAGE_INVALID, f"Unknown client {client}: one of {', '.join(CLIENTS)}"
+    )

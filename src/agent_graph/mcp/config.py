@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from .. import codes
 from ..errors import AgentGraphError
 
 CONFIG_SCHEMA = "agent-graph.mcp-config.v1"
@@ -94,7 +95,7 @@ def load_config(path: str | os.PathLike[str] | None) -> HostConfig:
     for item in value.get("observers", []):
         if item["id"] in seen:
             raise AgentGraphError(
-                "mcp-config-invalid", f"{display}: observer id {item['id']} is declared twice"
+                codes.MCP_CONFIG_INVALID, f"{display}: observer id {item['id']} is declared twice"
             )
         seen.add(item["id"])
         observers.append(

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from .. import codes
 from ..errors import AgentGraphError
 from ..runs import Run, evaluation_input
 from ..runs.document import GATE_DECIDED, recorded, with_event, with_fact_paths
@@ -92,7 +93,7 @@ def waiting_route(program: Program, run: Run, route_id: str, revision: str) -> d
     gate = route.get("gate")
     if route["statusCode"] != "waiting-user" or gate is None:
         raise AgentGraphError(
-            "gate-not-waiting",
+            codes.GATE_NOT_WAITING,
             f"Route {route_id} ({route['node']}) is not a Gate waiting for the user",
         )
     return route
@@ -193,7 +194,7 @@ def apply(
         current = program.evaluate(run.graph, run.entry, state).revision
         if current != ask.revision:
             raise AgentGraphError(
-                "route-revision-stale",
+                codes.ROUTE_REVISION_STALE,
                 f"The Run moved on since the user was asked (revision {current}, the form "
                 f"showed {ask.revision}); nothing was recorded",
             )

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from .. import codes
 from ..errors import AgentGraphError
 from ..runs import FileRunStore, MemoryRunStore, Run, evaluation_input
 from ..runs.document import OUTCOME_RECORDED, recorded, with_fact_paths
@@ -143,7 +144,7 @@ class Host:
         """Run a tool other than ``gate_resolve`` (which asks the user: :meth:`gate_begin`)."""
         tool = self.tool(name)
         if tool is None:
-            raise AgentGraphError("arguments-invalid", f"This server offers no tool {name}")
+            raise AgentGraphError(codes.ARGUMENTS_INVALID, f"This server offers no tool {name}")
         args = check_arguments(tool, arguments)
         method = getattr(self, f"_{name}")
         result: dict[str, Any] = method(args, client)
@@ -160,7 +161,7 @@ class Host:
         ref = self._ref(handle)
         if not self.store.exists(ref):
             raise AgentGraphError(
-                "run-missing",
+                codes.RUN_MISSING,
                 f"There is no Run {handle}: start one with run_start (handles are kept "
                 + ("in the runs directory)" if self.options.runs else "for this process only)"),
             )
@@ -299,13 +300,17 @@ class Host:
             for member, bound in (("graph", skill.graph), ("entry", skill.entry)):
                 given = args.get(member)
                 if given is not None and given != bound:
-                    code = "skill-graph-conflict" if member == "graph" else "skill-entry-conflict"
+                    code = (
+                        codes.SKILL_GRAPH_CONFLICT
+                        if member == "graph"
+                        else codes.SKILL_ENTRY_CONFLICT
+                    )
                     raise AgentGraphError(
                         code, f"Skill {skill.name} selects {member} {bound}, not {given}"
                     )
             if args.get("provider") not in (None, served.id):
                 raise AgentGraphError(
-                    "skill-graph-conflict",
+                    codes.SKILL_GRAPH_CONFLICT,
                     f"Skill {skill.name} binds Provider {served.id}, not {args['provider']}",
                 )
             return served, skill.graph, skill.entry
@@ -320,7 +325,7 @@ class Host:
             graphs = [g.id for g in program.ir.graphs]
             if len(graphs) != 1:
                 raise AgentGraphError(
-                    "graph-selection-missing",
+                    codes.GRAPH_SELECTION_MISSING,
                     f"Provider {served.id} has several Graphs: name one of {', '.join(graphs)}",
                 )
             graph = graphs[0]
@@ -328,7 +333,7 @@ class Host:
         entrypoints = [name for name, _ in program.graph(graph).entrypoints]
         if entry not in entrypoints:
             raise AgentGraphError(
-                "entry-missing",
+                codes.ENTRY_MISSING,
                 f"Graph {graph} has no entry {entry}; it has {', '.join(entrypoints)}",
             )
         return served, graph, entry
@@ -338,18 +343,18 @@ class Host:
             return self.roots[0]
         if os.path.isabs(given):
             raise AgentGraphError(
-                "absolute-path-forbidden", f"workspace must be a relative path, not {given}"
+                codes.ABSOLUTE_PATH_FORBIDDEN, f"workspace must be a relative path, not {given}"
             )
         for root in self.roots:
             target = os.path.realpath(os.path.join(root, given))
             if os.path.commonpath([os.path.realpath(root), target]) == os.path.realpath(root):
                 if not os.path.isdir(target):
                     raise AgentGraphError(
-                        "path-outside-roots", f"workspace {given} is not a directory"
+                        codes.PATH_OUTSIDE_ROOTS, f"workspace {given} is not a directory"
                     )
                 return target
         raise AgentGraphError(
-            "path-outside-roots", f"workspace {given} leads out of the server's workspace"
+            codes.PATH_OUTSIDE_ROOTS, f"workspace {given} leads out of the server's workspace"
         )
 
     # -- tools -----------------------------------------------------------------------------
@@ -391,7 +396,7 @@ class Host:
         ref = self._ref(handle)
         if self.store.exists(ref):
             raise AgentGraphError(
-                "run-target-exists", f"Run {handle} exists: continue it with run_status"
+                codes.RUN_TARGET_EXISTS, f"Run {handle} exists: continue it with run_status"
             )
         run = self.store.start(
             ref, provider=served.program.provider_id, graph=graph, entry=entry, workspace=workspace
@@ -421,7 +426,7 @@ class Host:
             if evaluation.primary is None:
                 doc = evaluation.to_dict()
                 raise AgentGraphError(
-                    "route-unavailable",
+                    codes.ROUTE_UNAVAILABLE,
                     f"Run {handle} has no available route: it is {doc['statusCode']}",
                 )
             route_id = evaluation.primary.route_id
@@ -458,14 +463,14 @@ class Host:
             outcome == "completed" and gates.approved_since(run, gate_id, key)
         ):
             raise AgentGraphError(
-                "run-record-conflict",
+                codes.RUN_RECORD_CONFLICT,
                 f"{key} is a Gate: only the user decides it, through gate_resolve (after "
                 "the user approved, you may report completed once its resolution ran)",
             )
         offered = self._ledger.offered(handle, revision)
         if offered is not None and key not in offered:
             raise AgentGraphError(
-                "run-record-conflict",
+                codes.RUN_RECORD_CONFLICT,
                 f"{key} is not the afterAction.recordNode of a route offered at revision "
                 f"{revision} (offered: {', '.join(sorted(offered))})",
             )
@@ -478,7 +483,7 @@ class Host:
             last = doc["events"][-1]["sequence"] if doc["events"] else 0
             if sequence > last:
                 raise AgentGraphError(
-                    "run-record-conflict",
+                    codes.RUN_RECORD_CONFLICT,
                     f"sequence {sequence} is ahead of Run {handle} (its last event is {last})",
                 )
             later = [
@@ -490,7 +495,7 @@ class Host:
             ]
             if later:
                 raise AgentGraphError(
-                    "run-record-conflict",
+                    codes.RUN_RECORD_CONFLICT,
                     f"{key} received another Outcome (event {later[-1]}) after sequence "
                     f"{sequence}: someone else acted on this step",
                 )
@@ -558,7 +563,9 @@ class Host:
         """What to ask the user, or the result when they cannot be asked here."""
         tool = self.tool("gate_resolve")
         if tool is None:
-            raise AgentGraphError("arguments-invalid", "This server offers no tool gate_resolve")
+            raise AgentGraphError(
+                codes.ARGUMENTS_INVALID, "This server offers no tool gate_resolve"
+            )
         args = check_arguments(tool, arguments)
         handle = args["run"]
         _, run = self._load(handle)
@@ -617,7 +624,7 @@ class Host:
             return found
         if not found.matches(state):
             raise AgentGraphError(
-                "route-revision-stale",
+                codes.ROUTE_REVISION_STALE,
                 "The answer is for another question than the one this Gate asks now; "
                 "nothing was recorded",
             )

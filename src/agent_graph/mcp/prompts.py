@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from .. import codes
 from ..errors import AgentGraphError
 from .providers import ProviderSet
 
@@ -76,4 +77,4 @@ def text(providers: ProviderSet, name: str, arguments: Mapping[str, str]) -> str
                 target = f"Skill {skill.name} ({served.id}, Graph {skill.graph})"
                 start = f" with {json.dumps({'skill': skill.name})}"
                 return _CONTRACT.format(target=target, task=task, start=start)
-    raise AgentGraphError("prompt-unknown", f"This server has no prompt {name}")
+    raise AgentGraphError(codes.PROMPT_UNKNOWN, f"This server has no prompt {name}")

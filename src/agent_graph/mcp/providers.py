@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .. import codes
 from ..errors import AgentGraphError, Diagnostic
 from ..selection import DEFAULT_MANIFEST, Selection, load
 
@@ -91,7 +92,7 @@ class ProviderSet:
             if first is not entry:
                 message = f"Provider {entry.id} is already served by {first.option} {first.label}"
                 entry.error = AgentGraphError(
-                    "provider-invalid", message, [Diagnostic("provider-invalid", message)]
+                    codes.PROVIDER_INVALID, message, [Diagnostic(codes.PROVIDER_INVALID, message)]
                 )
                 entry.program = None
         return cls(served)
@@ -107,13 +108,13 @@ class ProviderSet:
             if entry.id == provider_id or entry.label == provider_id:
                 assert entry.error is not None
                 raise AgentGraphError(
-                    "provider-invalid",
+                    codes.PROVIDER_INVALID,
                     f"Provider {provider_id} did not load ({entry.error.code}: "
                     f"{entry.error.message}); the user must fix it and restart the server",
                     entry.error.diagnostics[:20],
                 )
         raise AgentGraphError(
-            "provider-unresolved",
+            codes.PROVIDER_UNRESOLVED,
             f"This server does not serve Provider {provider_id}; it serves: {self.names()}",
         )
 
@@ -129,7 +130,7 @@ class ProviderSet:
                     return entry, skill
         known = [s.name for e in self.served for s in e.skills]
         raise AgentGraphError(
-            "provider-unresolved",
+            codes.PROVIDER_UNRESOLVED,
             f"This server serves no Skill {name}; it serves: {', '.join(known) or 'none'}",
         )
 
@@ -139,12 +140,12 @@ class ProviderSet:
             return ok[0]
         if not self.served:
             raise AgentGraphError(
-                "provider-unresolved", "This server serves no Provider: start it with -m"
+                codes.PROVIDER_UNRESOLVED, "This server serves no Provider: start it with -m"
             )
         if len(self.served) == 1:
             return self.get(self.served[0].id or self.served[0].label)
         raise AgentGraphError(
-            "provider-unresolved",
+            codes.PROVIDER_UNRESOLVED,
             f"This server serves several Providers: name one of {self.names()}",
         )
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, unquote
 
+from .. import codes
 from ..errors import AgentGraphError
 
 if TYPE_CHECKING:
@@ -84,4 +85,4 @@ def read(providers: ProviderSet, uri: str) -> tuple[str, str]:
             if rid == parts[3]:
                 path = served.program.root / rel
                 return read_bytes(path, rel).decode("utf-8", "replace"), media
-    raise AgentGraphError("resource-missing", f"This server has no resource {uri}")
+    raise AgentGraphError(codes.RESOURCE_MISSING, f"This server has no resource {uri}")

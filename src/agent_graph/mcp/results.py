@@ -18,67 +18,74 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from .. import codes
 from ..errors import AgentGraphError
 
 MAX_RESULT_BYTES: Final = 24 * 1024
 
 #: Codes after which the same call may succeed once the state is looked at again.
 RETRYABLE: Final = frozenset(
-    {"route-revision-stale", "route-stale", "run-record-conflict", "run-locked", "run-busy"}
+    {
+        codes.ROUTE_REVISION_STALE,
+        codes.ROUTE_STALE,
+        codes.RUN_RECORD_CONFLICT,
+        codes.RUN_LOCKED,
+        codes.RUN_BUSY,
+    }
 )
 
 _HINTS: Final[tuple[tuple[frozenset[str], str], ...]] = (
     (
         frozenset(
             {
-                "arguments-invalid",
-                "json-invalid",
-                "json-object-required",
-                "facts-invalid",
-                "outcome-invalid",
-                "state-key-invalid",
-                "revision-invalid",
-                "authority-invalid",
-                "detail-invalid",
+                codes.ARGUMENTS_INVALID,
+                codes.JSON_INVALID,
+                codes.JSON_OBJECT_REQUIRED,
+                codes.FACTS_INVALID,
+                codes.OUTCOME_INVALID,
+                codes.STATE_KEY_INVALID,
+                codes.REVISION_INVALID,
+                codes.AUTHORITY_INVALID,
+                codes.DETAIL_INVALID,
             }
         ),
         "Fix the argument the diagnostics name and call again.",
     ),
     (
-        RETRYABLE - {"run-locked", "run-busy"},
+        RETRYABLE - {codes.RUN_LOCKED, codes.RUN_BUSY},
         "The Run moved on: call run_status and act on its new route.",
     ),
     (
-        frozenset({"run-locked", "run-busy"}),
+        frozenset({codes.RUN_LOCKED, codes.RUN_BUSY}),
         "Another process holds the Run: retry in a few seconds.",
     ),
     (
         frozenset(
             {
-                "graph-missing",
-                "entry-missing",
-                "graph-selection-missing",
-                "skill-graph-conflict",
-                "skill-entry-conflict",
-                "provider-unresolved",
-                "provider-invalid",
-                "route-unavailable",
+                codes.GRAPH_MISSING,
+                codes.ENTRY_MISSING,
+                codes.GRAPH_SELECTION_MISSING,
+                codes.SKILL_GRAPH_CONFLICT,
+                codes.SKILL_ENTRY_CONFLICT,
+                codes.PROVIDER_UNRESOLVED,
+                codes.PROVIDER_INVALID,
+                codes.ROUTE_UNAVAILABLE,
             }
         ),
         "Call providers_list to see what this server serves.",
     ),
     (
-        frozenset({"run-missing", "run-target-exists", "run-provider-mismatch"}),
+        frozenset({codes.RUN_MISSING, codes.RUN_TARGET_EXISTS, codes.RUN_PROVIDER_MISMATCH}),
         "Pick another handle, or the Run's own Provider (providers_list).",
     ),
     (
         frozenset(
             {
-                "parse-failed",
-                "schema-invalid",
-                "run-invalid",
-                "run-version-unsupported",
-                "run-lock-invalid",
+                codes.PARSE_FAILED,
+                codes.SCHEMA_INVALID,
+                codes.RUN_INVALID,
+                codes.RUN_VERSION_UNSUPPORTED,
+                codes.RUN_LOCK_INVALID,
             }
         ),
         "The Run file is left as it is; tell the user, who can repair it.",
@@ -86,21 +93,21 @@ _HINTS: Final[tuple[tuple[frozenset[str], str], ...]] = (
     (
         frozenset(
             {
-                "path-outside-roots",
-                "absolute-path-forbidden",
-                "path-outside-provider",
-                "path-symlink-outside-provider",
+                codes.PATH_OUTSIDE_ROOTS,
+                codes.ABSOLUTE_PATH_FORBIDDEN,
+                codes.PATH_OUTSIDE_PROVIDER,
+                codes.PATH_SYMLINK_OUTSIDE_PROVIDER,
             }
         ),
         "Use a relative path inside the server's workspace.",
     ),
-    (frozenset({"gate-not-waiting"}), "Call run_status and follow its next step."),
+    (frozenset({codes.GATE_NOT_WAITING}), "Call run_status and follow its next step."),
 )
 
 
 def hint(code: str) -> str:
-    for codes, text in _HINTS:
-        if code in codes:
+    for family, text in _HINTS:
+        if code in family:
             return text
     return "Tell the user; this needs a person."
 
@@ -136,7 +143,7 @@ def result_text(result: Mapping[str, Any]) -> str:
     text = _compact(result)
     if len(text.encode()) > MAX_RESULT_BYTES:
         raise AgentGraphError(
-            "result-too-large",
+            codes.RESULT_TOO_LARGE,
             f"The result is {len(text.encode())} bytes, over the {MAX_RESULT_BYTES} byte cap "
             "of a tool result; ask for less (route: false) or use the agc CLI on the Run",
         )

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from .. import codes
 from ..errors import AgentGraphError
 
 HANDLE_PATTERN: Final = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
@@ -355,7 +356,7 @@ def select_tools(spec: str, *, read_only: bool) -> tuple[Tool, ...]:
         unknown = [n for n in names if n not in BY_NAME]
         if unknown or not names:
             raise AgentGraphError(
-                "mcp-tools-invalid",
+                codes.MCP_TOOLS_INVALID,
                 f"--tools takes core, all or tool names ({', '.join(BY_NAME)}); "
                 f"unknown: {', '.join(unknown) or '<empty>'}",
             )
@@ -383,11 +384,13 @@ def check_arguments(tool: Tool, arguments: Any) -> dict[str, Any]:
             f"/{str(p).replace('~', '~0').replace('/', '~1')}" for p in error.absolute_path
         )
         diagnostics.append(
-            Diagnostic("arguments-invalid", f"{pointer or '/'}: {error.message}", pointer=pointer)
+            Diagnostic(
+                codes.ARGUMENTS_INVALID, f"{pointer or '/'}: {error.message}", pointer=pointer
+            )
         )
     first = diagnostics[0]
     raise AgentGraphError(
-        "arguments-invalid",
+        codes.ARGUMENTS_INVALID,
         f"{tool.name} arguments do not match its input schema at {first.message}",
         diagnostics,
     )

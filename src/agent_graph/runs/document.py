@@ -403,7 +403,7 @@ def with_fact_paths(
     if not changed:
         return None
     check_facts(facts)
-    check_json(dict(source), "source", "facts-invalid")
+    check_json(dict(source), "source", codes.FACTS_INVALID)
     detail = {
         "keys": js_sorted({path.split(".", 1)[0] for path in changed}),
         "paths": changed,
@@ -416,9 +416,9 @@ def with_fact_paths(
 
 def with_event(document: Mapping[str, Any], at: str, type_: str, detail: Any) -> dict[str, Any]:
     """Append one host event (``gate.decided`` …) without changing any state."""
-    check_json(detail, "detail", "detail-invalid")
+    check_json(detail, "detail", codes.DETAIL_INVALID)
     plain = _plain(detail)
-    check_unicode(plain, "detail", "detail-invalid")
+    check_unicode(plain, "detail", codes.DETAIL_INVALID)
     return _appended(document, at, _event(document, at, type_, plain))
 
 

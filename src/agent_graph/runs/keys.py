@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from itertools import islice
 from typing import TYPE_CHECKING
 
+from .. import codes
 from ..errors import AgentGraphError
 from ..ir.records import NONE
 
@@ -61,7 +62,7 @@ def check_graph_state_key(program: Program, graph_id: str, key: str) -> None:
     close = difflib.get_close_matches(key, known, n=1)
     guess = f" (did you mean {close[0]}?)" if close else ""
     raise AgentGraphError(
-        "state-key-invalid",
+        codes.STATE_KEY_INVALID,
         f"{key!r} is not a state key of Graph {graph.id} in Provider {program.provider_id}"
         f"{guess}: record the route's afterAction.recordNode exactly",
     )

@@ -223,7 +223,7 @@ class _Context:
     legacy_waiting_user: bool
     features: set[str] = field(default_factory=set)
     #: every frame evaluated: (frame key, reached node ids in order, outcome by node id),
-    #: for checking the VM's evaluation trace (tests/test_graph_trace.py)
+    #: for checking the VM's evaluation trace (tests/vm/test_graph_trace.py)
     frames: list[tuple[str, list[str], dict[str, str]]] = field(default_factory=list)
 
 

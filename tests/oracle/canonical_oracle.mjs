@@ -1,4 +1,4 @@
-// Differential oracle for tests/test_canonical.py (run only when the reference
+// Differential oracle for tests/documents/test_canonical.py (run only when the reference
 // checkout is available). argv[2]: reference checkout directory; argv[3]: mode.
 //   stringify: each stdin line is a JSON document; prints
 //              "<stableStringify(doc)>\t<digestValue(doc)>" per line.

@@ -1,4 +1,4 @@
-// Batch front end to the reference SDK for tests/test_oracle.py (run only when
+// Batch front end to the reference SDK for tests/conformance/test_oracle.py (run only when
 // the reference checkout is available). argv[2]: reference checkout directory.
 // Each stdin line is a JSON task {manifest, graph, entry, facts, outcomes,
 // authorities}; each stdout line is {evaluation, candidates} or

@@ -7,7 +7,7 @@ each option given once as separate words. Anything else (``--help``, ``--skill``
 graph, an unknown option) returns ``None`` before anything is read, and the click
 application handles the whole command. What runs then is the same code as the click
 command (:func:`.evaluation_report.report_evaluation`, :func:`.failures.failure_exit`),
-so output and exit codes are the same; ``tests/test_cli_fast.py`` compares the two.
+so output and exit codes are the same; ``tests/cli/test_cli_fast.py`` compares the two.
 """
 
 from __future__ import annotations

@@ -128,7 +128,7 @@ class FrozenList(list):  # type: ignore[type-arg]
 #: How deeply arrays and objects may nest in a JSON value of the IR (a scalar is 0
 #: deep, ``[[]]`` 2). Every compiled value is part of a source document, and the source
 #: readers refuse documents nested deeper than 200 (``documents.sourcemap.MAX_DEPTH``,
-#: which ir may not import; ``tests/test_ir_codec.py`` keeps the two equal): a
+#: which ir may not import; ``tests/ir/test_ir_codec.py`` keeps the two equal): a
 #: host-action input, a member of its descriptor, is at most 199 deep, a catalog entry 1
 #: and a fact check's value 0. The decoder refuses anything deeper as damage.
 MAX_JSON_DEPTH = 200

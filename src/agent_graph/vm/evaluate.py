@@ -142,7 +142,7 @@ def node_state_key(graph_id: str, node_id: str, call_path: tuple[str, ...] = ())
 
 # The two digests of every evaluation are of objects with fixed members, so their
 # canonical text is written in canonical member order (localeCompare of the names)
-# rather than sorted per call; tests/test_vm_digests.py holds them to digest_value.
+# rather than sorted per call; tests/vm/test_vm_digests.py holds them to digest_value.
 
 
 def route_id(revision: str, graph: str, node: str, call_path: tuple[str, ...]) -> str:

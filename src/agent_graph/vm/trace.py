@@ -10,7 +10,7 @@ untraced path never touches this module: the evaluator picks its frame class onc
 evaluation, so evaluation without a trace does no extra work at all.
 
 The trace is data (``agc graph`` and ``agc explain`` word it); it does not change the
-evaluation, which ``tests/test_trace.py`` checks for every example state and for
+evaluation, which ``tests/vm/test_graph_trace.py`` checks for every example state and for
 generated ones.
 """
 
@@ -298,7 +298,7 @@ class TracedFrame(_Frame):
 
     def repeat_pass(self) -> None:
         # the VM's repeat pass, step for step, with the edge being applied made visible to
-        # reach/set_outcome (tests/test_trace.py proves both give the same evaluation)
+        # reach/set_outcome (tests/vm/test_graph_trace.py proves both give the same evaluation)
         edges, outcome = self.graph.edges, self.outcome
         queue, self.repeat_queue = self.repeat_queue, []
         heapq.heapify(queue)

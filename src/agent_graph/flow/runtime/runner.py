@@ -526,7 +526,7 @@ class Runner:
 Perform = Callable[[Runner, r.Node, Visit], tuple[str, Any]]
 
 #: The one table of what each node kind does (``ir.flow_records.ACTION_KINDS`` names them):
-#: a new kind is a row here and its handler; ``tests/test_flow_kinds.py`` holds the two equal.
+#: a new kind is a row here and its handler; ``tests/flow/test_flow_kinds.py`` holds the two equal.
 PERFORMERS: dict[int, Perform] = {
     r.AGENT_NEW: Runner._agent,
     r.AGENT_REUSE: Runner._agent,

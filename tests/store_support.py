@@ -1,6 +1,6 @@
 """One adapter per Run store, for the conformance suite (no tests here).
 
-``tests/test_store_conformance.py`` is written once against :class:`Adapter`; each store
+``tests/runs/test_store_conformance.py`` is written once against :class:`Adapter`; each store
 supplies the few operations it needs, driven through the store's own API as its callers
 drive it. A store that joins later (a database) is one more class here and one more row
 of :data:`ADAPTERS`, and the whole suite holds it to the same properties.
@@ -233,7 +233,7 @@ class FlowRecords(Adapter):
 def _flow_template() -> dict[str, Any]:
     """A record the runtime wrote (so its shape is always the runtime's): an interrupted
     Run of a one-node Flow."""
-    from test_flow_run_support import FakeAgent, agent, package
+    from flow_run_support import FakeAgent, agent, package
 
     with tempfile.TemporaryDirectory() as tmp:
         pkg = package(Path(tmp), "one", "start((开始)) --> p[p]\np -->|ok| finish((结束))",

@@ -4,7 +4,7 @@ The codes themselves are the constants of :mod:`agent_graph.codes`, which the so
 imports; this table gives each constant a one-line meaning under the heading of the
 section of ``docs/error-codes.md`` that documents it (a code used in several places is
 listed once, under the section that describes it first). Nothing in the toolchain imports
-it: ``tests/test_error_codes.py`` holds the constants, this table and the docs in step.
+it: ``tests/project/test_error_codes.py`` holds the constants, this table and the docs in step.
 
 ``schema.<keyword>`` (:data:`SCHEMA_FINDING`) stands for the family of JSON Schema
 findings, one code per validator keyword (``schema.required``, ``schema.type`` …).

@@ -2,7 +2,7 @@
 
 Hosts branch on ``code``; messages are for people. Every code is a constant of
 :mod:`agent_graph.codes`, given its meaning in :mod:`agent_graph.error_codes` and
-documented in ``docs/error-codes.md`` (``tests/test_error_codes.py`` keeps the three and
+documented in ``docs/error-codes.md`` (``tests/project/test_error_codes.py`` keeps the three and
 the source in step).
 A diagnostic carries the provider-relative ``path`` of the file it points into and,
 when known, the 1-based ``line``/``column`` and the JSON pointer of the offending value.

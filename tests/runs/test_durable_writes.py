@@ -3,7 +3,7 @@
 It is the only write path of the Provider Run store (``agent-graph.run.v1``) and of Flow
 Run records (and the programs kept beside them). What each store gets from it (debris
 swept, permissions kept, whole or nothing) is proved store by store in
-``tests/test_store_conformance.py``.
+``tests/runs/test_store_conformance.py``.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@
   version) is reported and left untouched. A command never reports failure for a write
   it made: output that cannot be encoded is printed escaped.
 * ``agc run start`` refuses a lock that is a symbolic link (``run-lock-invalid``; every
-  store's lock-file checks are in ``tests/test_store_conformance.py``), and nothing (no
+  store's lock-file checks are in ``tests/runs/test_store_conformance.py``), and nothing (no
   directory, no lock file) is created for a Run that does not exist.
 * Every schema-valid event log is read (empty, or not starting with ``run.started``) and
   continued from its last sequence; a gap, a repeat or a decrease is ``run-invalid``.

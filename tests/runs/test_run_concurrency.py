@@ -11,7 +11,7 @@
 
 What every store guarantees (a new Run replaces nothing, debris swept, permissions
 kept, the lock file's checks, a killed holder frees the lock …) is in
-``tests/test_store_conformance.py``.
+``tests/runs/test_store_conformance.py``.
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ __all__ = [
 
 
 #: Nodes aliases may add beyond the document's own nodes, in total (a budget measured
-#: against npm yaml, case by case in tests/test_yaml12.py). Each alias is charged the
+#: against npm yaml, case by case in tests/documents/test_yaml12.py). Each alias is charged the
 #: full expanded size of the value it repeats, so nested aliases multiply. Provider files rarely use
 #: aliases at all; npm yaml instead stops nested alias chains past 100 aliases.
 ALIAS_EXPANSION_LIMIT: Final = 10_000

@@ -40,7 +40,7 @@ from store_support import ADAPTERS, CHILD, HOLDER, Adapter
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and flock")
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 SRC = TESTS.parent / "src"
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
 FILE_STORES = sorted(name for name, adapter in ADAPTERS.items() if adapter.files)

@@ -22,7 +22,7 @@ from agent_graph.errors import AgentGraphError
 from agent_graph.flow.runtime import failures, state
 from agent_graph.flow.runtime.store import RunFile, checksum
 from cli_support import error_of
-from test_flow_run_support import FakeAgent, agent, command, package
+from flow_run_support import FakeAgent, agent, command, package
 
 FORK = """
 start((开始)) --> p[p]

@@ -10,7 +10,7 @@ commit, ``<record file name> <record>``, with the temporary directory written as
 ``<TMP>`` and the checksum member (checked against the bytes first) left out.
 
 Regenerate the golden files after an intended change of the format with
-``AGC_UPDATE_GOLDEN=1 pytest tests/test_flow_record_bytes.py`` and review the diff.
+``AGC_UPDATE_GOLDEN=1 pytest tests/flow/test_flow_record_bytes.py`` and review the diff.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from agent_graph import flow
 from agent_graph.flow import AgentAnswer, AgentFailure, AgentRequest
 from agent_graph.flow.runtime import Stop, record, store
 from agent_graph.flow.runtime.binding import BINDINGS
-from test_flow_run_support import (
+from flow_run_support import (
     ECHO_STDIN,
     PRINT_CWD,
     Crash,
@@ -41,7 +41,7 @@ from test_flow_run_support import (
     package,
 )
 
-GOLDEN = Path(__file__).resolve().parent / "golden" / "flow-records"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "flow-records"
 _CHECKSUM = re.compile(rb',"checksum":"(sha256:[0-9a-f]{64})"}$')
 
 

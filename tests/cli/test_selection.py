@@ -16,7 +16,7 @@ from agent_graph.compiler.provider.builder import build_bundle
 from agent_graph.errors import AgentGraphError
 from agent_graph.selection import Loaded, ManifestMissing, Selection, load
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 WEEKLY = EXAMPLES / "weekly-report"
 SKILL = WEEKLY / "skills" / "weekly-report" / "SKILL.md"
 

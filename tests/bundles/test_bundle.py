@@ -458,6 +458,7 @@ def test_undecodable_ir_with_matching_digests_is_corrupt(tiny: Path) -> None:
     assert error.diagnostics[0].path == b.ir_path(digest)
 
 
+@pytest.mark.slow
 def test_every_damaged_byte_is_detected(built: dict[str, Path], tmp_path: Path) -> None:
     """Flip every byte of every file of a small bundle (four bit patterns in turn)."""
     root = tmp_path / "bundle"

@@ -469,6 +469,7 @@ def _runs_block(language: str) -> str:
     return match.group(1)
 
 
+@pytest.mark.slow
 def test_runs_page_shell_loop(tmp_path: Path) -> None:
     (tmp_path / "examples").symlink_to(ROOT / "examples")
     agc = f'agc() {{ "{sys.executable}" -m agent_graph "$@"; }}\n'
@@ -548,6 +549,7 @@ def _shape(doc: Any) -> Any:
     return doc
 
 
+@pytest.mark.slow
 @_needs_reference
 @pytest.mark.reference
 def test_same_runs_as_the_reference(here: Path, capsys: pytest.CaptureFixture[str]) -> None:

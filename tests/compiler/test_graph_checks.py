@@ -435,6 +435,7 @@ def _chain(n: int, *, back_to_start: bool) -> Document:
     return make_doc(nodes, edges, positions=False)
 
 
+@pytest.mark.slow
 def test_100k_node_chain_passes() -> None:
     doc = _chain(100_000, back_to_start=False)
     start = time.perf_counter()
@@ -443,6 +444,7 @@ def test_100k_node_chain_passes() -> None:
     assert problems == []
 
 
+@pytest.mark.slow
 def test_100k_node_chain_with_cycle_back_to_start() -> None:
     n = 100_000
     doc = _chain(n, back_to_start=True)

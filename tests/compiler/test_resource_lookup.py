@@ -345,10 +345,10 @@ def _comparable(value: Any) -> Any:
     ("spec", "entry", "authorities"),
     [
         (ISSUE, "default", []),
-        (VARIANTS, "default", []),
-        (VARIANTS, "ask", []),
-        (VARIANTS, "ask", ["ops"]),
-        (VARIANTS, "spelled", []),
+        pytest.param(VARIANTS, "default", [], marks=pytest.mark.slow),
+        pytest.param(VARIANTS, "ask", [], marks=pytest.mark.slow),
+        pytest.param(VARIANTS, "ask", ["ops"], marks=pytest.mark.slow),
+        pytest.param(VARIANTS, "spelled", [], marks=pytest.mark.slow),
     ],
 )
 def test_routes_match_the_reference(

@@ -53,6 +53,7 @@ def _mutate(data: bytes, kind: int, at: int, payload: bytes) -> bytes:
     return b"".join(lines[: index + 1] + lines[index:])
 
 
+@pytest.mark.slow
 @settings(
     max_examples=int(os.environ.get("AGC_FUZZ_EXAMPLES", "300")),
     deadline=None,
@@ -148,6 +149,7 @@ _MEMBERS = [
 ]
 
 
+@pytest.mark.slow
 @settings(
     max_examples=int(os.environ.get("AGC_FUZZ_EXAMPLES", "300")),
     deadline=None,

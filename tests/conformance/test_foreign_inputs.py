@@ -38,6 +38,7 @@ from provider_gen import (
     foreign_run,
     generate_case,
 )
+from slow_support import fast_sample
 from tree_support import write_json
 
 REF_CLI = os.environ.get("AGC_REFERENCE_CLI")
@@ -127,6 +128,7 @@ def test_foreign_runs_are_continued(tmp_path: Path) -> None:
 # -- against the reference ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @needs_reference
 @pytest.mark.reference
 def test_foreign_runs_evaluate_as_the_reference_does(
@@ -174,7 +176,7 @@ def _write_cases(root: Path, cases: list[dict[str, Any]]) -> Path:
 
 @needs_reference
 @pytest.mark.reference
-@pytest.mark.parametrize("kind", BROKEN_CASES)
+@pytest.mark.parametrize("kind", fast_sample(BROKEN_CASES, 1))
 def test_a_broken_case_fails_as_in_the_reference(
     kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -648,6 +648,7 @@ def _compare_examples(root: Path) -> dict[str, int]:
     return counts
 
 
+@pytest.mark.slow
 @pytest.mark.reference
 @needs_reference
 def test_oracle_matches_reference_cli_on_reference_examples() -> None:
@@ -657,6 +658,7 @@ def test_oracle_matches_reference_cli_on_reference_examples() -> None:
     assert counts["reference-cannot-load"] == 0
 
 
+@pytest.mark.slow
 @pytest.mark.reference
 @needs_reference
 def test_oracle_matches_reference_cli_on_our_examples() -> None:
@@ -664,6 +666,7 @@ def test_oracle_matches_reference_cli_on_our_examples() -> None:
     assert counts["same"] + counts["differs-by-03-rule"] >= 30
 
 
+@pytest.mark.slow
 @pytest.mark.reference
 @needs_reference
 def test_oracle_matches_reference_sdk_on_generated_cases(tmp_path: Path) -> None:
@@ -694,6 +697,7 @@ def test_recorded_table_matches_the_live_reference(tmp_path: Path) -> None:
     assert _record(tmp_path, seeds) == expected
 
 
+@pytest.mark.slow
 @pytest.mark.reference
 @needs_reference
 def test_reference_sdk_and_cli_agree_on_generated_states(tmp_path: Path) -> None:

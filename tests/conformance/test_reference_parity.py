@@ -18,6 +18,7 @@ import pytest
 
 from agent_graph.cli import main
 from corpus_support import corpus_cases, expected, validate_args
+from slow_support import fast_sample
 
 REF_CLI = os.environ.get("AGC_REFERENCE_CLI")
 REF_DIR = os.environ.get("AGC_REFERENCE_DIR")
@@ -49,7 +50,7 @@ def ours(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict
 
 
 @pytest.mark.reference
-@pytest.mark.parametrize("manifest", _manifests(), ids=lambda p: p.parent.name)
+@pytest.mark.parametrize("manifest", fast_sample(_manifests(), 1), ids=lambda p: p.parent.name)
 def test_reference_example_validates_the_same(
     manifest: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -88,7 +89,7 @@ def _skill_args(skill: Path) -> list[str]:
 
 @pytest.mark.reference
 @pytest.mark.parametrize(
-    "skill", _bound_skills(), ids=lambda p: f"{p.parents[2].name}-{p.parent.name}"
+    "skill", fast_sample(_bound_skills(), 1), ids=lambda p: f"{p.parents[2].name}-{p.parent.name}"
 )
 def test_reference_skill_binding_resolves_the_same(
     skill: Path, capsys: pytest.CaptureFixture[str]
@@ -99,7 +100,7 @@ def test_reference_skill_binding_resolves_the_same(
 
 
 @pytest.mark.reference
-@pytest.mark.parametrize("case", corpus_cases(), ids=lambda p: p.name)
+@pytest.mark.parametrize("case", fast_sample(corpus_cases(), 4), ids=lambda p: p.name)
 def test_corpus_reference_column_is_what_the_reference_says(case: Path) -> None:
     """The corpus records the reference's answer; keep that record true."""
     code, doc = reference(validate_args(case))

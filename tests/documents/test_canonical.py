@@ -564,6 +564,7 @@ def _documents(count: int) -> list[Any]:
     return docs
 
 
+@pytest.mark.slow
 @needs_reference
 def test_differential_stable_stringify_against_reference() -> None:
     docs = _documents(6000)

@@ -1534,6 +1534,7 @@ def _mutations(doc: Doc, pool: list[Any], stride: int, offset: int) -> Iterator[
                     yield put(doc, pointer, copy.deepcopy(replacement))
 
 
+@pytest.mark.slow
 @needs_rust
 def test_rust_and_python_engines_agree_on_acceptance() -> None:
     pool = _pool()

@@ -304,6 +304,7 @@ def commits_of_a_whole_run(tmp_path: Path) -> int:
     return int(document["revision"]) + int(child["revision"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hook", ["AGC_FLOW_CRASH_AFTER_COMMIT", "AGC_FLOW_CRASH_BEFORE_COMMIT"])
 def test_a_crash_between_any_two_commits_resumes(tmp_path: Path, hook: str) -> None:
     total = commits_of_a_whole_run(tmp_path)

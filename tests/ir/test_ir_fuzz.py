@@ -744,6 +744,7 @@ def run_case(case: int, bases: list[Base], stats: dict[str, int]) -> str | None:
     return None
 
 
+@pytest.mark.slow
 def test_mutated_ir_raises_only_agent_graph_errors(bases: list[Base]) -> None:
     stats = dict.fromkeys(
         ("refused", "loaded", "failed-later", "unpackable", "evaluations", "routes"), 0

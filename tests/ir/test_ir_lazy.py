@@ -416,6 +416,7 @@ def test_threads_evaluating_different_graphs(tmp_path: Path) -> None:
         assert all(graphs[i] is graphs[i] for i in range(len(docs)))
 
 
+@pytest.mark.slow
 def test_deep_chain_of_calls_does_not_recurse_per_depth(tmp_path: Path) -> None:
     shape = shapes.nested_deep(tmp_path / "deep", 3000)  # 1,000 graphs, each calling the next
     data, root = compiled(shape.manifest)

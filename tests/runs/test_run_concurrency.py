@@ -89,6 +89,7 @@ def python(code: str, *args: str, **kwargs: Any) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-c", code, *args], env=ENV, text=True, **kwargs)
 
 
+@pytest.mark.slow
 def test_eight_processes_record_fifty_outcomes_each(tmp_path: Path) -> None:
     path = tmp_path / "run.json"
     start(path)
@@ -155,6 +156,7 @@ def _committed(lines: list[str], last: int) -> int:
     return numbers[-1] if numbers else last
 
 
+@pytest.mark.slow
 def test_sigkill_mid_write_leaves_the_old_or_the_new_version(tmp_path: Path) -> None:
     """Killed at chosen points of a write, then at random moments, many times over."""
     path = tmp_path / "run.json"

@@ -34,6 +34,7 @@ from agent_graph.testing import (
     run_tests,
     summary,
 )
+from slow_support import fast_sample
 from tree_support import write_tree
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -799,7 +800,7 @@ def mutated_cases(source: Path, into: Path) -> int:
 
 @needs_reference
 @pytest.mark.reference
-@pytest.mark.parametrize("provider", _reference_providers(), ids=lambda p: p.name)
+@pytest.mark.parametrize("provider", fast_sample(_reference_providers(), 1), ids=lambda p: p.name)
 def test_same_results_as_the_reference(provider: Path, capsys: pytest.CaptureFixture[str]) -> None:
     manifest = str(provider / "provider.yaml")
     ref_code, ref_doc = reference_json(["test", str(provider / "tests"), "-m", manifest])
@@ -810,7 +811,7 @@ def test_same_results_as_the_reference(provider: Path, capsys: pytest.CaptureFix
 
 @needs_reference
 @pytest.mark.reference
-@pytest.mark.parametrize("provider", _reference_providers(), ids=lambda p: p.name)
+@pytest.mark.parametrize("provider", fast_sample(_reference_providers(), 1), ids=lambda p: p.name)
 def test_same_failure_texts_as_the_reference(
     provider: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

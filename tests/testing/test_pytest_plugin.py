@@ -197,6 +197,7 @@ def test_the_entry_point_names_the_plugin_module() -> None:
     }
 
 
+@pytest.mark.slow
 def test_the_installed_entry_point_loads_the_plugin(
     pytester: pytest.Pytester, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

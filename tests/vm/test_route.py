@@ -1088,6 +1088,7 @@ def _receipt_sets(route: dict[str, Any], provider: str) -> list[dict[str, Any]]:
     return [_receipts(*every, provider=provider), _receipts(*half, provider=provider)]
 
 
+@pytest.mark.slow
 @_reference
 @pytest.mark.reference
 def test_routes_match_the_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -121,6 +121,7 @@ def _collation_order(keys: list[str]) -> tuple[str, ...]:
 _PRINTABLE = st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=12)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_PRINTABLE, min_size=65, max_size=120), st.sampled_from(["", "a/", "d0/call>d1/"]))
 def test_many_ascii_keys_sort_as_the_collation_keys_sort(keys: list[str], prefix: str) -> None:

@@ -98,6 +98,7 @@ def test_100k_node_chain_compiles_and_evaluates_to_the_end() -> None:
     print(f"100,000-node chain: compile {compiled - start:.1f} s, evaluate {done - compiled:.2f} s")
 
 
+@pytest.mark.slow
 def test_deep_subgraph_nesting_evaluates_without_recursion(tmp_path: Path) -> None:
     """2,000 graphs, each calling the next: frames are driven iteratively, not recursively."""
     depth = 2_000

@@ -31,12 +31,14 @@ JSON = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(facts=st.dictionaries(KEYS, JSON, max_size=8))
 def test_plain_text_is_the_canonical_text(facts: dict[str, Any]) -> None:
     assert plain_json_text(facts) == canonical_text(facts)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(facts=st.dictionaries(KEYS, JSON, max_size=8))
 def test_memoised_text_is_the_canonical_text(facts: dict[str, Any]) -> None:

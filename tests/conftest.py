@@ -44,7 +44,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         )
         line = (
             f"reference comparisons: {len(skipped)} skipped ({why}; "
-            'docs/testing.md, "Run the tests", says how to build the reference)'
+            'docs/testing.md, "The reference comparisons", says how to build the reference)'
         )
     else:
         line = f"reference comparisons: {len(ran)} run, {len(skipped)} skipped"

@@ -48,7 +48,11 @@ HINT = re.compile(r"^(Next|Resolve it|Record it): (agc\b.*)$")
 #: Text that names ``agc`` commands without being one (checked so no new hint form is missed).
 NOT_COMMANDS = ("Nothing can run now:", "Next: evaluate the run with agc run status")
 #: Commands of the pages that are not ``agc`` and are not run here.
-NOT_RUN = {"pip install -e '.[dev]'", "python -m pytest"}
+NOT_RUN = {
+    "pip install -e '.[dev]'",
+    "python -m pytest -m 'not slow'",  # the fast set (README.md, docs/testing.md)
+    "python -m pytest -m slow",
+}
 DEPTH = 2  # hints, and the hints they print
 
 

@@ -55,7 +55,7 @@ REF_DIR = os.environ.get("AGC_REFERENCE_DIR")
 HAVE_REFERENCE = bool(REF_CLI and REF_DIR and shutil.which("node"))
 needs_reference = pytest.mark.skipif(not HAVE_REFERENCE, reason="reference CLI not configured")
 #: The 0.2.6 condition that keeps a recorded waiting-user a candidate; a reference built with
-#: the 0.3 candidate rule (docs/testing.md, "Run the tests") has it rewritten to
+#: the 0.3 candidate rule (docs/testing.md, "The reference comparisons") has it rewritten to
 #: ``outcome !== "pending"``.
 _LEGACY_RULE = 'outcome !== "pending" && outcome !== "waiting-user"'
 

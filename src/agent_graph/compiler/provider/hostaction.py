@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ... import codes
 from ...documents.paths import Origin, portable
@@ -108,7 +108,7 @@ def dynamic_resource_problems(
 def _user_schema_validator(schema: dict[str, Any]) -> Any:
     """A validator for an author's schema with ECMAScript patterns and ajv's date-time."""
     from jsonschema import FormatChecker, validators
-    from jsonschema.exceptions import ValidationError
+    from jsonschema.exceptions import SchemaError, ValidationError
 
     from ...documents.formats import ecma_search, is_date_time
 
@@ -116,7 +116,11 @@ def _user_schema_validator(schema: dict[str, Any]) -> Any:
         if validator.is_type(instance, "string") and not ecma_search(regex, instance):
             yield ValidationError(f"{instance!r} does not match {regex!r}")
 
-    cls = validators.validator_for(schema)
+    # an unknown $schema is refused as the reference's ajv refuses it (it knows no such
+    # meta-schema), not validated under a guessed draft with a deprecation warning
+    cls = validators.validator_for(schema, default=cast(Any, None))
+    if cls is None:
+        raise SchemaError(f"{schema['$schema']!r} is not a JSON Schema dialect", path=["$schema"])
     cls.check_schema(schema)
     checker = FormatChecker()
     checker.checks("date-time")(is_date_time)

@@ -145,7 +145,7 @@ def test_json_rendering_uses_names() -> None:
 
 # -- Flow IR ------------------------------------------------------------------------------
 
-FLOWS = Path(__file__).resolve().parents[1] / "examples" / "flows"
+FLOWS = Path(__file__).resolve().parents[2] / "examples" / "flows"
 
 
 def test_a_kept_flow_program_dumps_with_nodes_named_by_their_refs(

@@ -118,9 +118,14 @@ def _user_schema_validator(schema: dict[str, Any]) -> Any:
 
     # an unknown $schema is refused as the reference's ajv refuses it (it knows no such
     # meta-schema), not validated under a guessed draft with a deprecation warning
-    cls = validators.validator_for(schema, default=cast(Any, None))
-    if cls is None:
-        raise SchemaError(f"{schema['$schema']!r} is not a JSON Schema dialect", path=["$schema"])
+    cls: Any
+    if "$schema" not in schema:
+        cls = validators.validator_for(schema)  # the latest draft
+    else:
+        cls = validators.validator_for(schema, default=cast(Any, None))
+        if cls is None:
+            dialect = schema["$schema"]
+            raise SchemaError(f"{dialect!r} is not a JSON Schema dialect", path=["$schema"])
     cls.check_schema(schema)
     checker = FormatChecker()
     checker.checks("date-time")(is_date_time)

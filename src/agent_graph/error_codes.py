@@ -422,6 +422,9 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
         codes.MCP_TOOLS_INVALID: "--tools names no profile and no tool",
         codes.PROMPT_UNKNOWN: "prompts/get names no prompt this server lists",
         codes.MCP_HTTP_INVALID: "--http is not a loopback HOST:PORT, or lacks --token-file",
+        codes.FLOW_UNKNOWN: "flow_start names no Flow under the server's --flows directories",
+        codes.FLOW_ANSWER_STALE: "flow_answer for a visit the Flow Run is not waiting on",
+        codes.FLOW_DRIVER_FAILED: "the server's Flow driver thread failed unexpectedly",
         codes.ARGUMENTS_INVALID: (
             "tool arguments do not match the tool's input schema (JSON pointer)"
         ),

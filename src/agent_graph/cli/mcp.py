@@ -41,10 +41,18 @@ def serve_options(func: F) -> F:
             "--registry", default=None, metavar="FILE", help="Host registry of Providers."
         ),
         click.option(
+            "--flows",
+            "flows",
+            multiple=True,
+            metavar="DIR",
+            help="Serve the Flow packages under DIR (repeatable; the Flow tools need --runs).",
+        ),
+        click.option(
             "--runs",
             default=None,
             metavar="DIR",
-            help="Keep Runs as files in DIR/graph/ (shared with agc run); default: in memory.",
+            help="Keep Runs as files in DIR/graph/ and DIR/flow/ (shared with agc run and "
+            "agc flow); default: Graph Runs in memory, no Flow tools.",
         ),
         click.option(
             "--workspace",
@@ -61,10 +69,10 @@ def serve_options(func: F) -> F:
         ),
         click.option(
             "--tools",
-            default="core",
-            show_default=True,
-            metavar="core|all|LIST",
-            help="Which tools to offer (a comma-separated list names them).",
+            default=None,
+            metavar="core|flows|all|LIST",
+            help="Which tools to offer (a comma-separated list names them); default: flows "
+            "with --flows, else core.",
         ),
         click.option(
             "--read-only", is_flag=True, default=False, help="Offer only read-only tools."
@@ -86,8 +94,9 @@ def _options(local: dict[str, Any]) -> Any:
         runs=local["runs"],
         workspaces=tuple(local["workspaces"]),
         config=local["config"],
-        tools=local["tools"],
+        tools=local["tools"] or ("flows" if local["flows"] else "core"),
         read_only=local["read_only"],
+        flows=tuple(local["flows"]),
     )
 
 
@@ -200,7 +209,7 @@ def mcp_config_command(client: str, **local: Any) -> None:
     from ..mcp.client_config import snippet
 
     options = _options(local)
-    if options.tools != "core":
+    if options.tools not in ("core", "flows"):
         from ..mcp.tools import select_tools
 
         select_tools(options.tools, read_only=options.read_only)

@@ -59,6 +59,8 @@ class GatePolicy:
 class HostConfig:
     observers: tuple[Observer, ...] = ()
     gates: Mapping[str, GatePolicy] = field(default_factory=dict)
+    #: Flow closure fingerprints whose commands the user allows without being asked
+    trusted_flows: tuple[str, ...] = ()
     #: ``sha256:…`` of the file's bytes; None without a file
     digest: str | None = None
     path: str | None = None
@@ -118,6 +120,7 @@ def load_config(path: str | os.PathLike[str] | None) -> HostConfig:
     return HostConfig(
         observers=tuple(observers),
         gates=gates,
+        trusted_flows=tuple(item["fingerprint"] for item in value.get("trustedFlows", [])),
         digest="sha256:" + hashlib.sha256(raw).hexdigest(),
         path=str(absolute),
     )

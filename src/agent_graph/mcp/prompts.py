@@ -33,10 +33,26 @@ Follow the Agent Graph {target} for this task: {task}
    host still has to observe).
 """
 
+_RUN_FLOW = """\
+Run the Flow {flow} for this task: {task}
+
+1. Call flow_start with {{"flow": {flow_json}, "task": <the task>, "run": <a new handle>}}.
+   A Flow with commands runs only after the user consents in a form; if the result says
+   awaiting-consent, tell the user the terminal command in fallback and stop. Never run
+   the Flow's commands yourself.
+2. Every result begins with next: do what next.say says and make the call in next.tool.
+3. When state is awaiting-agent, do the work step.prompt asks with your own tools, in
+   step.cwd, then call flow_answer with the step's visit, one of step.results as result,
+   and the content that result asks for.
+4. When state is running, call flow_status with waitSeconds; when it is interrupted, call
+   flow_control with action resume. Stop when it is completed or failed and report the
+   result to the user.
+"""
+
 _TASK = {"name": "task", "description": "What the user wants done", "required": True}
 
 
-def listing(providers: ProviderSet) -> list[dict[str, Any]]:
+def listing(providers: ProviderSet, *, flows: bool = False) -> list[dict[str, Any]]:
     prompts = [
         {
             "name": "follow-graph",
@@ -60,12 +76,29 @@ def listing(providers: ProviderSet) -> list[dict[str, Any]]:
         for served in providers.served
         for skill in served.skills
     )
+    if flows:
+        prompts.append(
+            {
+                "name": "run-flow",
+                "title": "Run a Flow",
+                "description": "Run a served Flow, doing its Agent steps yourself",
+                "arguments": [
+                    {"name": "flow", "description": "Flow id (flow_list)", "required": True},
+                    _TASK,
+                ],
+            }
+        )
     return prompts
 
 
-def text(providers: ProviderSet, name: str, arguments: Mapping[str, str]) -> str:
+def text(
+    providers: ProviderSet, name: str, arguments: Mapping[str, str], *, flows: bool = False
+) -> str:
     """The prompt's one user message (``prompt-unknown`` for a name not listed)."""
     task = arguments.get("task") or "(ask the user what to do)"
+    if flows and name == "run-flow":
+        flow = arguments.get("flow") or "(call flow_list and ask the user which)"
+        return _RUN_FLOW.format(flow=flow, flow_json=json.dumps(flow), task=task)
     if name == "follow-graph":
         selector = {k: arguments[k] for k in ("provider", "graph", "entry") if arguments.get(k)}
         target = "Graph " + (selector.get("graph") or "the server serves")

@@ -32,6 +32,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from ..errors import AgentGraphError
 from ..protocol import __version__
 from . import SERVER_NAME
+from .flows import Consent, check_consent
 from .gates import Ask
 from .host import Client, Host
 from .prompts import listing as prompt_listing
@@ -44,7 +45,8 @@ from .results import result_text, tool_error
 INSTRUCTIONS: Final = (
     "Agent Graph host. The loop: providers_list, run_start, then repeat run_status -> "
     "read the resources the route requires -> do the step -> run_record, and call "
-    "gate_resolve whenever next.waitsFor is user. Every result starts with next: follow "
+    "gate_resolve whenever next.waitsFor is user. Flow Runs (flow_start) stop at Agent "
+    "steps you do and answer with flow_answer. Every result starts with next: follow "
     "next.say and make the call in next.tool with next.arguments. You cannot set Facts "
     "(the host's observers do), hold authorities, or decide Gates (only the user does, "
     "through the form gate_resolve shows them); never run agc commands that would. The "
@@ -122,6 +124,8 @@ def build_server(host: Host) -> Server[Any]:
         try:
             if params.name == "gate_resolve":
                 return await _gate(ctx, params, client)
+            if params.name in ("flow_start", "flow_control"):
+                return await _consented(ctx, params, client)
             result = await anyio.to_thread.run_sync(
                 host.call, params.name, params.arguments, client
             )
@@ -169,7 +173,41 @@ def build_server(host: Host) -> Server[Any]:
         )
         return _ok(finished)
 
-    prompts = [types.Prompt.model_validate(p) for p in prompt_listing(host.providers)]
+    async def _consented(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams, client: Client
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """A Flow tool that may run commands: ask the user first when the host says so."""
+        arguments = params.arguments
+        ask = await anyio.to_thread.run_sync(host.consent_begin, params.name, arguments)
+        consent: Consent | None = None
+        if ask is not None and client.elicitation:
+            request = types.ElicitRequest(
+                params=types.ElicitRequestFormParams(
+                    message=ask.message, requested_schema=ask.schema
+                )
+            )
+            if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                answer = (params.input_responses or {}).get("consent")
+                # a state sealed for another fingerprint (the Flow changed): ask again
+                if params.request_state != ask.state() or not isinstance(answer, types.ElicitResult):
+                    return types.InputRequiredResult(
+                        input_requests={"consent": request}, request_state=ask.state()
+                    )
+                consent = check_consent(ask, answer.action, answer.content)
+            else:
+                try:
+                    reply = await ctx.session.elicit_form(
+                        ask.message, ask.schema, related_request_id=ctx.request_id
+                    )
+                    consent = check_consent(ask, reply.action, reply.content)
+                except MCPError as error:
+                    print(f"agc mcp serve: elicitation failed: {error}", file=sys.stderr)
+        result = await anyio.to_thread.run_sync(
+            host.call, params.name, arguments, client, consent
+        )
+        return _ok(result)
+
+    prompts = [types.Prompt.model_validate(p) for p in prompt_listing(host.providers, flows=host.flows is not None)]
 
     async def list_prompts(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -180,7 +218,9 @@ def build_server(host: Host) -> Server[Any]:
         ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
         try:
-            body = prompt_text(host.providers, params.name, params.arguments or {})
+            body = prompt_text(
+                host.providers, params.name, params.arguments or {}, flows=host.flows is not None
+            )
         except AgentGraphError as error:
             raise MCPError(code=types.INVALID_PARAMS, message=error.message) from None
         message = types.PromptMessage(
@@ -233,7 +273,10 @@ def serve_stdio(host: Host) -> None:
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
-    anyio.run(main)
+    try:
+        anyio.run(main)
+    finally:
+        host.shutdown()  # Flow Runs are recorded interrupted, to resume after a restart
 
 
 def round_trip(host: Host) -> dict[str, list[str]]:
@@ -304,4 +347,7 @@ def serve_http(host: Host, address: str, port: int, token: str) -> None:
     bound = listener.getsockname()[1]
     config = uvicorn.Config(_bearer(app, token), log_level="warning", lifespan="on")
     print(f"agc mcp serve: listening on http://{shown}:{bound}/mcp", file=sys.stderr, flush=True)
-    uvicorn.Server(config).run(sockets=[listener])
+    try:
+        uvicorn.Server(config).run(sockets=[listener])
+    finally:
+        host.shutdown()

@@ -160,7 +160,7 @@ class Tool:
         }
 
 
-TOOLS: Final[tuple[Tool, ...]] = (
+TOOLS: tuple[Tool, ...] = (
     Tool(
         "providers_list",
         "List Providers",
@@ -341,8 +341,158 @@ TOOLS: Final[tuple[Tool, ...]] = (
     ),
 )
 
+_WAIT: Final = {
+    "type": "number",
+    "minimum": 0,
+    "maximum": 45,
+    "description": "Seconds to wait for the next Agent step or the end (progress meanwhile)",
+}
+_FLOW_VIEW: Final = _result(
+    {
+        "run": {
+            "type": "object",
+            "required": ["run"],
+            "properties": {
+                "run": {"type": "string"},
+                "runId": {"type": "string"},
+                "flow": {"type": "string"},
+                "file": {"type": "string"},
+                "cli": {"type": "string"},
+            },
+        },
+        "state": {
+            "enum": [
+                "running",
+                "awaiting-agent",
+                "awaiting-consent",
+                "interrupted",
+                "completed",
+                "failed",
+            ]
+        },
+        "step": {
+            "type": "object",
+            "description": "The Agent step waiting for your flow_answer",
+            "properties": {
+                "visit": {"type": "string"},
+                "node": {"type": "string"},
+                "prompt": {"type": "string"},
+                "results": {"type": "array", "items": {"type": "object"}},
+            },
+        },
+        "events": {"type": "array", "items": {"type": "object"}},
+        "consent": {"type": "string"},
+        "fallback": {"type": "string", "description": "What the user can run in a terminal"},
+    },
+    ["run", "state", "events"],
+)
+_FLOW_TOOLS: Final = (
+    Tool(
+        "flow_list",
+        "List Flows",
+        "The Flow packages under the server's --flows directories: checked, with their "
+        "commands, fingerprint and whether the user must consent before they run.",
+        _object({}),
+        _result({"flows": {"type": "array", "items": {"type": "object"}}}, ["flows"]),
+        read_only=True,
+        idempotent=True,
+        profile="flows",
+    ),
+    Tool(
+        "flow_start",
+        "Start a Flow Run",
+        "Start a Flow Run under a new handle and drive it in the background; waits up to "
+        "waitSeconds for its first Agent step (you answer with flow_answer) or its end. A "
+        "Flow with commands runs only after the user consents to them.",
+        _object(
+            {
+                "flow": {"type": "string", "description": "Flow id or path under a --flows root"},
+                "task": {"description": "Any JSON value; usually the task text"},
+                "run": _HANDLE,
+                "cwd": {
+                    "type": "string",
+                    "description": "Workspace-relative directory the Flow works in",
+                },
+                "agent": {
+                    "const": "caller",
+                    "description": "Who answers Agent steps: you, with flow_answer",
+                },
+                "maxVisits": {"type": "integer", "minimum": 1, "maximum": 10000},
+                "waitSeconds": _WAIT,
+            },
+            ["flow", "task", "run"],
+        ),
+        _FLOW_VIEW,
+        read_only=False,
+        idempotent=False,
+        destructive=True,
+        profile="flows",
+    ),
+    Tool(
+        "flow_status",
+        "Flow Run status",
+        "Where a Flow Run stands (the Agent step waiting for you, if any) and its events "
+        "after sinceEvent; waitSeconds waits for the next step with progress.",
+        _object(
+            {
+                "run": _HANDLE,
+                "waitSeconds": _WAIT,
+                "sinceEvent": {"type": "integer", "minimum": 0},
+            },
+            ["run"],
+        ),
+        _FLOW_VIEW,
+        read_only=True,
+        idempotent=True,
+        profile="flows",
+    ),
+    Tool(
+        "flow_answer",
+        "Answer a Flow Agent step",
+        "Answer the Agent step the Flow Run waits on (step.visit) once you did its work: "
+        "result is one of the step's declared results, content what that result asks for.",
+        _object(
+            {
+                "run": _HANDLE,
+                "visit": {"type": "string", "minLength": 1, "maxLength": 64},
+                "result": {"type": "string", "minLength": 1, "maxLength": 200},
+                "content": {"description": "Any JSON value"},
+                "waitSeconds": _WAIT,
+            },
+            ["run", "visit", "result"],
+        ),
+        _FLOW_VIEW,
+        read_only=False,
+        idempotent=False,
+        profile="flows",
+    ),
+    Tool(
+        "flow_control",
+        "Stop or resume a Flow Run",
+        "stop: interrupt the Run (its commands are terminated; it stays resumable). "
+        "resume: go on with an interrupted Run on the files it started with; an "
+        "interrupted command is rerun only with rerunInterrupted, after the user consents.",
+        _object(
+            {
+                "run": _HANDLE,
+                "action": {"enum": ["stop", "resume"]},
+                "rerunInterrupted": {"type": "boolean", "default": False},
+                "waitSeconds": _WAIT,
+            },
+            ["run", "action"],
+        ),
+        _FLOW_VIEW,
+        read_only=False,
+        idempotent=False,
+        destructive=True,
+        profile="flows",
+    ),
+)
+# Flow tools list after the core ones and before the all-only extras
+TOOLS = (*TOOLS[:7], *_FLOW_TOOLS, *TOOLS[7:])
+
 BY_NAME: Final = {tool.name: tool for tool in TOOLS}
-PROFILES: Final = ("core", "all")
+PROFILES: Final = ("core", "flows", "all")
 
 
 def select_tools(spec: str, *, read_only: bool) -> tuple[Tool, ...]:
@@ -351,13 +501,15 @@ def select_tools(spec: str, *, read_only: bool) -> tuple[Tool, ...]:
         chosen = list(TOOLS)
     elif spec == "core":
         chosen = [t for t in TOOLS if t.profile == "core"]
+    elif spec == "flows":
+        chosen = [t for t in TOOLS if t.profile in ("core", "flows")]
     else:
         names = [n.strip() for n in spec.split(",") if n.strip()]
         unknown = [n for n in names if n not in BY_NAME]
         if unknown or not names:
             raise AgentGraphError(
                 codes.MCP_TOOLS_INVALID,
-                f"--tools takes core, all or tool names ({', '.join(BY_NAME)}); "
+                f"--tools takes core, flows, all or tool names ({', '.join(BY_NAME)}); "
                 f"unknown: {', '.join(unknown) or '<empty>'}",
             )
         chosen = [t for t in TOOLS if t.name in names]

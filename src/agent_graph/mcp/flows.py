@@ -154,12 +154,16 @@ class Drive:
         self.thread.start()
 
     def wait(
-        self, seconds: float, progress: Callable[[float, float | None, str], None] | None
+        self,
+        seconds: float,
+        progress: Callable[[float, float | None, str], None] | None,
+        reported: int | None = None,
     ) -> None:
         """Until an Agent step waits, the driver ends, or ``seconds`` pass; each step done
-        meanwhile is a progress notification."""
+        since ``reported`` (default: now) is a progress notification."""
         deadline = time.monotonic() + min(seconds, MAX_WAIT_S)
-        reported = self.seen
+        if reported is None:
+            reported = self.seen
         with self.cond:
             while True:
                 while progress is not None and reported < self.seen:

@@ -377,9 +377,15 @@ class FlowTools:
         return self._flow_wait(handle, drive, args.get("waitSeconds", 20), client)
 
     def _flow_wait(
-        self, handle: str, drive: Drive, seconds: float, client: Client, since: int = 0
+        self,
+        handle: str,
+        drive: Drive,
+        seconds: float,
+        client: Client,
+        since: int = 0,
+        reported: int | None = None,
     ) -> dict[str, Any]:
-        drive.wait(seconds, client.progress)
+        drive.wait(seconds, client.progress, reported)
         if drive.done and drive.error is not None and not self._flow_host().path(handle).exists():
             raise drive.error  # refused before a record was written
         out = self._flow_view(handle, since)
@@ -410,12 +416,14 @@ class FlowTools:
                 "been stopped or the server restarted): call flow_control resume, which asks "
                 "the step again",
             )
+        reported = drive.seen  # the step answered is reported as progress too
         drive.answer(args["visit"], args["result"], args.get("content"))
         # the answer is taken when the parked step wakes; let it go before waiting
         with drive.cond:
             while drive.pending is not None and drive.pending.answer is not None:
                 drive.cond.wait(0.1)
-        return self._flow_wait(handle, drive, args.get("waitSeconds", 20), client)
+        seconds = args.get("waitSeconds", 20)
+        return self._flow_wait(handle, drive, seconds, client, reported=reported)
 
     def _flow_control(
         self, args: Mapping[str, Any], client: Client, consent: Consent | None = None

@@ -1,0 +1,338 @@
+"""``agc mcp serve --flows``: Flow Runs driven by the server, Agent steps answered by the
+caller, commands run only after the user consented to the Flow's fingerprint.
+
+In process, both eras (``legacy``: consent asked inside the call; ``auto``: an
+``InputRequiredResult`` the client answers and retries). The Flow's command is a Python
+one-liner that leaves a mark file, so every test can tell whether it ran.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from agent_graph import flow as flows
+from agent_graph.mcp.host import Host, ServeOptions
+from agent_graph.mcp.sdk_adapter import build_server
+from cli_support import ok_json
+from mcp_support import Answers, with_client
+from test_flow_run_support import agent, command, package
+
+ERAS = pytest.mark.parametrize("mode", ["legacy", "auto"])
+
+MEASURE = (
+    "import json; open('MARK', 'a').write('ran\\n'); "
+    "print(json.dumps({'words': len(open('DRAFT.md').read().split())}))"
+)
+
+
+def write_flow(root: Path, extra: str = "") -> Path:
+    return package(
+        root,
+        "write-measure",
+        """
+        start((开始)) --> draft[draft]
+        draft -->|drafted| measure[measure]
+        measure -->|已执行| review[review]
+        review -->|accept| finish((结束))
+        review -->|redo| draft
+        """,
+        agent("draft", "Write DRAFT.md for: {outcome}" + extra, {"drafted": "DRAFT.md written"}),
+        command("measure", args=["-c", MEASURE], program=sys.executable),
+        agent(
+            "review",
+            "Review DRAFT.md given {outcome}",
+            {"accept": "good", "redo": "write it again"},
+            reuse=True,
+        ),
+    )
+
+
+class Setup:
+    def __init__(self, tmp_path: Path, trusted: tuple[str, ...] = ()) -> None:
+        self.flows = tmp_path / "flows"
+        self.work = tmp_path / "ws"
+        self.work.mkdir()
+        self.runs = tmp_path / "runs"
+        self.package = write_flow(self.flows)
+        self.config: Path | None = None
+        if trusted:
+            self.config = tmp_path / "mcp.yaml"
+            lines = ["schema: agent-graph.mcp-config.v1", "trustedFlows:"]
+            lines += [f"  - {{fingerprint: '{f}', flow: write-measure}}" for f in trusted]
+            self.config.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    def host(self) -> Host:
+        return Host(
+            ServeOptions(
+                flows=(str(self.flows),),
+                runs=str(self.runs),
+                workspaces=(str(self.work),),
+                config=str(self.config) if self.config else None,
+                tools="flows",
+            )
+        )
+
+    def record(self, handle: str) -> Path:
+        return self.runs / "flow" / f"{handle}.json"
+
+    @property
+    def ran(self) -> bool:
+        return (self.work / "MARK").exists()
+
+
+async def call(client: Any, name: str, arguments: dict[str, Any], **more: Any) -> dict[str, Any]:
+    result = await client.call_tool(name, arguments, **more)
+    assert not result.is_error, result.content[0].text
+    structured: dict[str, Any] = result.structured_content
+    assert next(iter(structured)) == "next"
+    return structured
+
+
+async def error_code(client: Any, name: str, arguments: dict[str, Any]) -> str:
+    result = await client.call_tool(name, arguments)
+    assert result.is_error
+    head = result.content[0].text.partition("\n")[0]
+    return head.split()[1].rstrip(":")
+
+
+def accept(answers: Answers, choice: str = "run-once") -> None:
+    answers.add("accept", {"decision": choice})
+
+
+async def answer_loop(setup: Setup, client: Any, first: dict[str, Any]) -> dict[str, Any]:
+    """Do the Flow's Agent steps as a calling agent would, until the Run ends."""
+    view = first
+    while view["state"] == "awaiting-agent":
+        step = view["step"]
+        assert view["next"]["tool"] == "flow_answer"
+        if step["node"] == "draft":
+            (setup.work / "DRAFT.md").write_text("one two three\n", encoding="utf-8")
+            result, content = "drafted", "three words"
+        else:
+            assert '\\"words\\": 3' in step["prompt"]  # the command's output reached the step
+            result, content = "accept", "fine"
+        arguments = {**view["next"]["arguments"], "result": result, "content": content}
+        view = await call(client, "flow_answer", arguments)
+    return view
+
+
+@ERAS
+def test_flow_loop_with_consent_and_progress(
+    tmp_path: Path, mode: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    setup = Setup(tmp_path)
+    answers = Answers()
+    accept(answers)
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        seen.append((done, total, message))
+
+    async def body(client: Any) -> None:
+        listed = await call(client, "flow_list", {})
+        (item,) = listed["flows"]
+        assert item["consent"] == "required"
+        assert item["commands"] == [shlex.join([sys.executable, "-c", MEASURE])]
+        started = await call(
+            client, "flow_start", {"flow": "write-measure", "task": "a haiku", "run": "h1"}
+        )
+        assert started["state"] == "awaiting-agent"
+        assert started["step"]["node"] == "draft" and "a haiku" in started["step"]["prompt"]
+        assert not setup.ran
+        (setup.work / "DRAFT.md").write_text("one two three\n", encoding="utf-8")
+        arguments = {**started["next"]["arguments"], "result": "drafted", "content": "3"}
+        review = await call(client, "flow_answer", arguments, progress_callback=progress)
+        assert review["state"] == "awaiting-agent" and review["step"]["node"] == "review"
+        assert setup.ran
+        done = await answer_loop(setup, client, review)
+        assert done["state"] == "completed"
+        assert done["next"]["waitsFor"] == "nothing"
+
+    with_client(build_server(setup.host()), mode, body, answers)
+    (asked,) = answers.asked
+    assert sys.executable in asked.message and "write-measure" in asked.message
+    messages = [m for _, _, m in seen]
+    assert messages[:2] == ["write-measure: draft → drafted", "write-measure: measure → 已执行"]
+    assert [d for d, _, _ in seen] == sorted(d for d, _, _ in seen)
+    # the record is the CLI's own: agc flow status reads the same Run
+    assert flows.status(setup.record("h1"))["state"] == "completed"
+    report = ok_json(["flow", "status", "--state", str(setup.record("h1")), "--format", "json"], capsys)
+    assert report["state"] == "completed"
+    types = [e["type"] for e in flows.events(setup.record("h1"))]
+    assert "agent-bound" in types and "run-completed" in types
+
+
+@ERAS
+@pytest.mark.parametrize("action", ["decline", "cancel", "refuse", "empty"])
+def test_refused_consent_runs_nothing(tmp_path: Path, mode: str, action: str) -> None:
+    setup = Setup(tmp_path)
+    answers = Answers()
+    if action == "refuse":
+        accept(answers, "refuse")
+    elif action == "empty":
+        answers.add("accept", {})
+    else:
+        answers.add(action)
+
+    async def body(client: Any) -> None:
+        view = await call(client, "flow_start", {"flow": "write-measure", "task": "t", "run": "h"})
+        assert view["state"] == "awaiting-consent"
+        assert view["consent"] == {"decline": "declined", "cancel": "cancelled",
+                                   "refuse": "declined", "empty": "invalid"}[action]  # fmt: skip
+        assert view["fallback"].startswith("agc flow run ")
+        assert "--state" in view["fallback"] and view["next"]["waitsFor"] == "user"
+
+    with_client(build_server(setup.host()), mode, body, answers)
+    assert not setup.record("h").exists()
+    assert not setup.ran
+
+
+@ERAS
+def test_no_elicitation_means_no_run_and_a_runnable_command(tmp_path: Path, mode: str) -> None:
+    setup = Setup(tmp_path)
+
+    async def body(client: Any) -> None:
+        view = await call(client, "flow_start", {"flow": "write-measure", "task": "t", "run": "h"})
+        assert view["state"] == "awaiting-consent" and view["consent"] == "unavailable"
+        words = shlex.split(view["fallback"])
+        assert words[:3] == ["agc", "flow", "run"]
+        assert Path(words[3]) == setup.package / "FLOW.md"
+        assert words[words.index("--state") + 1] == str(setup.record("h"))
+
+    with_client(build_server(setup.host()), mode, body)
+    assert not setup.record("h").exists() and not setup.ran
+
+
+@ERAS
+def test_trusted_flows_in_the_config_need_no_question(tmp_path: Path, mode: str) -> None:
+    fingerprint = flows.compile(write_flow(tmp_path / "probe")).fingerprint
+    setup = Setup(tmp_path, trusted=(fingerprint,))
+    answers = Answers()  # any question would fail: the queue is empty
+
+    async def body(client: Any) -> None:
+        (item,) = (await call(client, "flow_list", {}))["flows"]
+        assert item["consent"] == "granted"
+        view = await call(client, "flow_start", {"flow": "write-measure", "task": "t", "run": "h"})
+        done = await answer_loop(setup, client, view)
+        assert done["state"] == "completed"
+
+    with_client(build_server(setup.host()), mode, body, answers)
+    assert answers.asked == [] and setup.ran
+
+
+@ERAS
+def test_a_changed_flow_asks_again(tmp_path: Path, mode: str) -> None:
+    setup = Setup(tmp_path)
+    answers = Answers()
+    accept(answers, "trust")
+    answers.add("decline")
+
+    async def body(client: Any) -> None:
+        first = await call(client, "flow_start", {"flow": "write-measure", "task": "t", "run": "a"})
+        assert first["state"] == "awaiting-agent"
+        await call(client, "flow_control", {"run": "a", "action": "stop"})
+        # trusted for this process: the same bytes are not asked about again
+        same = await call(client, "flow_start", {"flow": "write-measure", "task": "t", "run": "b"})
+        assert same["state"] == "awaiting-agent"
+        await call(client, "flow_control", {"run": "b", "action": "stop"})
+        write_flow(setup.flows, extra=" (changed)")
+        changed = await call(
+            client, "flow_start", {"flow": "write-measure", "task": "t", "run": "c"}
+        )
+        assert changed["state"] == "awaiting-consent" and changed["consent"] == "declined"
+
+    with_client(build_server(setup.host()), mode, body, answers)
+    assert len(answers.asked) == 2
+    assert not setup.record("c").exists() and not setup.ran
+
+
+@ERAS
+def test_the_server_restarted_mid_run_resumes_it(
+    tmp_path: Path, mode: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    setup = Setup(tmp_path)
+    answers = Answers()
+    accept(answers)  # before the first start
+    accept(answers)  # the restarted server knows no consent: it asks again
+    first_host = setup.host()
+    visits: list[str] = []
+
+    async def before(client: Any) -> None:
+        view = await call(client, "flow_start", {"flow": "write-measure", "task": "t", "run": "h"})
+        assert view["state"] == "awaiting-agent"
+        visits.append(view["step"]["visit"])
+
+    with_client(build_server(first_host), mode, before, answers)
+    first_host.shutdown()  # what stdin EOF / SIGTERM does
+    report = ok_json(["flow", "status", "--state", str(setup.record("h")), "--format", "json"], capsys)
+    assert report["state"] == "interrupted"
+
+    async def after(client: Any) -> None:
+        view = await call(client, "flow_status", {"run": "h"})
+        assert view["state"] == "interrupted" and view["next"]["tool"] == "flow_control"
+        code = await error_code(client, "flow_answer", {"run": "h", "visit": visits[0], "result": "drafted"})
+        assert code == "flow-answer-stale"
+        resumed = await call(client, "flow_control", view["next"]["arguments"])
+        assert resumed["state"] == "awaiting-agent" and resumed["step"]["node"] == "draft"
+        assert resumed["step"]["visit"] != visits[0]
+        assert any(e["type"] == "recovery" and e.get("strategy") == "retry-agent"
+                   for e in resumed["events"])  # fmt: skip
+        done = await answer_loop(setup, client, resumed)
+        assert done["state"] == "completed"
+
+    with_client(build_server(setup.host()), mode, after, answers)
+    assert flows.status(setup.record("h"))["state"] == "completed"
+    assert len(answers.asked) == 2
+
+
+@ERAS
+def test_stop_and_answers_that_do_not_fit(tmp_path: Path, mode: str) -> None:
+    setup = Setup(tmp_path)
+    answers = Answers()
+    accept(answers)
+
+    async def body(client: Any) -> None:
+        view = await call(client, "flow_start", {"flow": "write-measure", "task": "t", "run": "h"})
+        visit = view["step"]["visit"]
+        code = await error_code(client, "flow_answer", {"run": "h", "visit": "v999", "result": "x"})
+        assert code == "flow-answer-stale"
+        # an undeclared result is re-asked once by the runtime
+        again = await call(client, "flow_answer", {"run": "h", "visit": visit, "result": "nope"})
+        assert again["state"] == "awaiting-agent" and again["step"]["rejected"] == "nope"
+        stopped = await call(client, "flow_control", {"run": "h", "action": "stop"})
+        assert stopped["state"] == "interrupted"
+        assert await error_code(client, "flow_start", {"flow": "nope", "task": 1, "run": "z"}) == (
+            "flow-unknown"
+        )
+        assert await error_code(client, "flow_status", {"run": "missing"}) == "run-missing"
+
+    with_client(build_server(setup.host()), mode, body, answers)
+    assert not setup.ran
+
+
+def test_flow_tools_need_runs_and_flows(tmp_path: Path) -> None:
+    setup = Setup(tmp_path)
+    names = [t.name for t in setup.host().tools]
+    assert names[-5:] == ["flow_list", "flow_start", "flow_status", "flow_answer", "flow_control"]
+    no_runs = Host(ServeOptions(flows=(str(setup.flows),), tools="all"))
+    assert not any(t.name.startswith("flow_") for t in no_runs.tools)
+
+
+def test_run_flow_prompt(tmp_path: Path) -> None:
+    setup = Setup(tmp_path)
+
+    async def body(client: Any) -> None:
+        listed = await client.list_prompts()
+        assert "run-flow" in [p.name for p in listed.prompts]
+        got = await client.get_prompt("run-flow", {"flow": "write-measure", "task": "a haiku"})
+        text = got.messages[0].content.text
+        assert "flow_start" in text and "flow_answer" in text and "a haiku" in text
+
+    with_client(build_server(setup.host()), "legacy", body)

@@ -386,7 +386,8 @@ def test_mcp_config_snippets(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 def test_mcp_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ws = workspace(tmp_path)
-    code, out, err = run(["mcp", "check", *serve_args(ws), "--format", "json"], capsys)
+    args = [*serve_args(ws), "--flows", str(tmp_path)]
+    code, out, err = run(["mcp", "check", *args, "--format", "json"], capsys)
     assert code == 0, err
     report = json.loads(out)
     assert report["problems"] == []

@@ -76,7 +76,8 @@ def test_tool_list(tmp_path: Path, mode: str) -> None:
         wire = [t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in listed]
         assert len(json.dumps({"tools": wire}, separators=(",", ":"))) <= 16 * 1024
 
-    with_client(build_server(host_for(ws)), mode, body)
+    # with Flows served (and --runs), every tool is listed
+    with_client(build_server(host_for(ws, flows=(str(tmp_path),))), mode, body)
 
 
 @ERAS

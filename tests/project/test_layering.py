@@ -67,9 +67,23 @@ ALLOWED: dict[str, set[str]] = {
     # pictures of graphs (Mermaid, DOT, SVG through Graphviz) and explanations: they read the
     # VM's evaluation trace and the Flow IR, and run Graphviz through exec; they evaluate nothing
     "pictures": BASE | {"ir", "vm", "exec"},
-    # agc mcp serve's host: loads Providers through selection, keeps Runs, runs observers;
-    # one adapter module inside it imports the MCP SDK
-    "mcp": BASE | {"selection", "runs", "vm", "documents", "materialize", "exec", "schemas"},
+    # agc mcp serve's host: loads Providers through selection, keeps Runs, runs observers,
+    # drives Flow Runs through the facade and the runtime like agc flow does; one adapter
+    # module inside it imports the MCP SDK
+    "mcp": BASE
+    | {
+        "selection",
+        "runs",
+        "vm",
+        "documents",
+        "materialize",
+        "exec",
+        "schemas",
+        "flow",
+        "flow.runtime",
+        "flow.agents",
+        "ir",
+    },
     "testing": BASE | {"ROOT", "documents", "vm"},
     "pytest_plugin": BASE | {"ROOT", "testing", "vm"},
     "cli": BASE

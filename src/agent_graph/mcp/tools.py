@@ -30,7 +30,7 @@ OUTCOMES_REPORTABLE: Final = ("completed", "partial", "failed", "unverified", "s
 _HANDLE: Final = {
     "type": "string",
     "pattern": HANDLE_PATTERN,
-    "description": "The Run's handle (a name you choose at run_start, not a path)",
+    "description": "The Run's handle (a name you chose, not a path)",
 }
 _DIGEST: Final = {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"}
 _SELECTOR: Final = {
@@ -53,17 +53,14 @@ def _object(properties: Mapping[str, Any], required: Sequence[str] = ()) -> dict
 
 
 def _document(identity: str) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "description": f"{identity}, unchanged (agc schema extract {identity.split('.')[1]})",
-        "required": ["schema"],
-        "properties": {"schema": {"const": identity}},
-    }
+    """The protocol document ``identity`` names, unchanged (``agc schema extract`` has its
+    schema; the const is all a client needs to tell which it is)."""
+    return {"type": "object", "required": ["schema"], "properties": {"schema": {"const": identity}}}
 
 
 _NEXT: Final = {
     "type": "object",
-    "description": "What to do now: a sentence, who acts, and the exact next call",
+    "description": "What to do now, who acts, the next call",
     "required": ["say", "waitsFor"],
     "properties": {
         "say": {"type": "string"},
@@ -72,37 +69,23 @@ _NEXT: Final = {
         "arguments": {"type": "object"},
     },
 }
+# members are named, not typed: every tool's result repeats these, and the tool list's
+# byte budget (16 KiB, what an agent pays on every connection) is shared by all of them
 _RUN_REF: Final = {
     "type": "object",
     "required": ["run", "id", "provider", "graph", "entry", "sequence"],
-    "properties": {
-        "run": {"type": "string"},
-        "id": {"type": "string"},
-        "provider": {"type": "string"},
-        "graph": {"type": "string"},
-        "entry": {"type": "string"},
-        "sequence": {"type": "integer"},
-        "file": {"type": "string"},
-        "cli": {"type": "string"},
-    },
+    "properties": {"sequence": {"type": "integer"}, "file": {}, "cli": {}},
 }
 _OBSERVED: Final = {
     "type": "array",
     "items": {
         "type": "object",
         "required": ["observer", "status"],
-        "properties": {
-            "observer": {"type": "string"},
-            "status": {"enum": ["ok", "failed", "timeout", "refused"]},
-            "changed": {"type": "array", "items": {"type": "string"}},
-            "digest": {"type": "string"},
-            "message": {"type": "string"},
-        },
+        "properties": {"status": {"enum": ["ok", "failed", "timeout", "refused"]}},
     },
 }
 _UNVERIFIED: Final = {
     "type": "array",
-    "description": "Steps recorded completed whose Facts the host has not observed",
     "items": {"type": "object", "required": ["stateKey", "missing"]},
 }
 
@@ -181,9 +164,8 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         "graph_evaluate",
         "Evaluate a hypothetical state",
-        "What-if: which steps would be legal for the Facts, outcomes and authorities you "
-        "give. Nothing is recorded anywhere and nothing you pass here reaches a Run; "
-        "only the host's observers and the user's Gate answers do.",
+        "What-if: the steps legal for the Facts, outcomes and authorities you give. Nothing "
+        "is recorded: only the host's observers and the user's Gate answers reach a Run.",
         _object(
             {
                 **_SELECTOR,
@@ -325,8 +307,8 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         "resource_read",
         "Read a route resource",
-        "The content of a resource a route lists (by id), for clients that cannot read "
-        "MCP resources. Context views are materialized for the Run's current revision.",
+        "A resource a route lists (by id), for clients that cannot read MCP resources; "
+        "context views are materialized for the Run's current revision.",
         _object({"run": _HANDLE, "id": {"type": "string", "minLength": 1}}, ["run", "id"]),
         _result(
             {
@@ -341,25 +323,13 @@ TOOLS: tuple[Tool, ...] = (
     ),
 )
 
-_WAIT: Final = {
-    "type": "number",
-    "minimum": 0,
-    "maximum": 45,
-    "description": "Seconds to wait for the next Agent step or the end (progress meanwhile)",
-}
-_FLOW_VIEW: Final = _result(
-    {
-        "run": {
-            "type": "object",
-            "required": ["run"],
-            "properties": {
-                "run": {"type": "string"},
-                "runId": {"type": "string"},
-                "flow": {"type": "string"},
-                "file": {"type": "string"},
-                "cli": {"type": "string"},
-            },
-        },
+_WAIT: Final = {"type": "number", "minimum": 0, "maximum": 45}
+# next, run, step and events are described in docs/mcp.md, not here: the tool list's
+# byte budget is shared by every tool and each of the four results has this shape
+_FLOW_VIEW: Final = {
+    "type": "object",
+    "required": ["next", "run", "state", "events"],
+    "properties": {
         "state": {
             "enum": [
                 "running",
@@ -369,29 +339,14 @@ _FLOW_VIEW: Final = _result(
                 "completed",
                 "failed",
             ]
-        },
-        "step": {
-            "type": "object",
-            "description": "The Agent step waiting for your flow_answer",
-            "properties": {
-                "visit": {"type": "string"},
-                "node": {"type": "string"},
-                "prompt": {"type": "string"},
-                "results": {"type": "array", "items": {"type": "object"}},
-            },
-        },
-        "events": {"type": "array", "items": {"type": "object"}},
-        "consent": {"type": "string"},
-        "fallback": {"type": "string", "description": "What the user can run in a terminal"},
+        }
     },
-    ["run", "state", "events"],
-)
+}
 _FLOW_TOOLS: Final = (
     Tool(
         "flow_list",
         "List Flows",
-        "The Flow packages under the server's --flows directories: checked, with their "
-        "commands, fingerprint and whether the user must consent before they run.",
+        "The Flows served, checked: commands, fingerprint, consent.",
         _object({}),
         _result({"flows": {"type": "array", "items": {"type": "object"}}}, ["flows"]),
         read_only=True,
@@ -401,23 +356,16 @@ _FLOW_TOOLS: Final = (
     Tool(
         "flow_start",
         "Start a Flow Run",
-        "Start a Flow Run under a new handle and drive it in the background; waits up to "
-        "waitSeconds for its first Agent step (you answer with flow_answer) or its end. A "
-        "Flow with commands runs only after the user consents to them.",
+        "Start a Flow Run (a new handle) and wait for its first Agent step (answer with "
+        "flow_answer) or its end. Commands run once the user consents.",
         _object(
             {
-                "flow": {"type": "string", "description": "Flow id or path under a --flows root"},
-                "task": {"description": "Any JSON value; usually the task text"},
+                "flow": {"type": "string", "description": "Flow id (flow_list)"},
+                "task": {"description": "Any JSON value; usually text"},
                 "run": _HANDLE,
-                "cwd": {
-                    "type": "string",
-                    "description": "Workspace-relative directory the Flow works in",
-                },
-                "agent": {
-                    "const": "caller",
-                    "description": "Who answers Agent steps: you, with flow_answer",
-                },
-                "maxVisits": {"type": "integer", "minimum": 1, "maximum": 10000},
+                "cwd": {"type": "string"},
+                "agent": {"const": "caller"},
+                "maxVisits": {"type": "integer", "minimum": 1},
                 "waitSeconds": _WAIT,
             },
             ["flow", "task", "run"],
@@ -431,13 +379,12 @@ _FLOW_TOOLS: Final = (
     Tool(
         "flow_status",
         "Flow Run status",
-        "Where a Flow Run stands (the Agent step waiting for you, if any) and its events "
-        "after sinceEvent; waitSeconds waits for the next step with progress.",
+        "Where a Flow Run stands, events after sinceEvent; waitSeconds waits.",
         _object(
             {
                 "run": _HANDLE,
                 "waitSeconds": _WAIT,
-                "sinceEvent": {"type": "integer", "minimum": 0},
+                "sinceEvent": {"type": "integer"},
             },
             ["run"],
         ),
@@ -448,15 +395,15 @@ _FLOW_TOOLS: Final = (
     ),
     Tool(
         "flow_answer",
-        "Answer a Flow Agent step",
-        "Answer the Agent step the Flow Run waits on (step.visit) once you did its work: "
-        "result is one of the step's declared results, content what that result asks for.",
+        "Answer a Flow step",
+        "Answer the Agent step the Run waits on (step.visit) once done; result: one of "
+        "step.results.",
         _object(
             {
                 "run": _HANDLE,
-                "visit": {"type": "string", "minLength": 1, "maxLength": 64},
-                "result": {"type": "string", "minLength": 1, "maxLength": 200},
-                "content": {"description": "Any JSON value"},
+                "visit": {"type": "string"},
+                "result": {"type": "string", "minLength": 1},
+                "content": {},
                 "waitSeconds": _WAIT,
             },
             ["run", "visit", "result"],
@@ -468,15 +415,14 @@ _FLOW_TOOLS: Final = (
     ),
     Tool(
         "flow_control",
-        "Stop or resume a Flow Run",
-        "stop: interrupt the Run (its commands are terminated; it stays resumable). "
-        "resume: go on with an interrupted Run on the files it started with; an "
-        "interrupted command is rerun only with rerunInterrupted, after the user consents.",
+        "Stop or resume a Flow",
+        "Stop a Flow Run (it stays resumable) or resume it; rerunInterrupted reruns an "
+        "interrupted command once the user consents.",
         _object(
             {
                 "run": _HANDLE,
                 "action": {"enum": ["stop", "resume"]},
-                "rerunInterrupted": {"type": "boolean", "default": False},
+                "rerunInterrupted": {"type": "boolean"},
                 "waitSeconds": _WAIT,
             },
             ["run", "action"],

@@ -82,7 +82,6 @@ class Setup:
     def record(self, handle: str) -> Path:
         return self.runs / "flow" / f"{handle}.json"
 
-    @property
     def ran(self) -> bool:
         return (self.work / "MARK").exists()
 
@@ -99,7 +98,7 @@ async def error_code(client: Any, name: str, arguments: dict[str, Any]) -> str:
     result = await client.call_tool(name, arguments)
     assert result.is_error
     head = result.content[0].text.partition("\n")[0]
-    return head.split()[1].rstrip(":")
+    return str(head.split()[1].rstrip(":"))
 
 
 def accept(answers: Answers, choice: str = "run-once") -> None:
@@ -144,29 +143,35 @@ def test_flow_loop_with_consent_and_progress(
             client, "flow_start", {"flow": "write-measure", "task": "a haiku", "run": "h1"}
         )
         assert started["state"] == "awaiting-agent"
-        assert started["step"]["node"] == "draft" and "a haiku" in started["step"]["prompt"]
-        assert not setup.ran
+        assert started["step"]["node"] == "draft"
+        assert "a haiku" in started["step"]["prompt"]
+        assert not setup.ran()
         (setup.work / "DRAFT.md").write_text("one two three\n", encoding="utf-8")
         arguments = {**started["next"]["arguments"], "result": "drafted", "content": "3"}
         review = await call(client, "flow_answer", arguments, progress_callback=progress)
-        assert review["state"] == "awaiting-agent" and review["step"]["node"] == "review"
-        assert setup.ran
+        assert review["state"] == "awaiting-agent"
+        assert review["step"]["node"] == "review"
+        assert setup.ran()
         done = await answer_loop(setup, client, review)
         assert done["state"] == "completed"
         assert done["next"]["waitsFor"] == "nothing"
 
     with_client(build_server(setup.host()), mode, body, answers)
     (asked,) = answers.asked
-    assert sys.executable in asked.message and "write-measure" in asked.message
+    assert sys.executable in asked.message
+    assert "write-measure" in asked.message
     messages = [m for _, _, m in seen]
     assert messages[:2] == ["write-measure: draft → drafted", "write-measure: measure → 已执行"]
     assert [d for d, _, _ in seen] == sorted(d for d, _, _ in seen)
     # the record is the CLI's own: agc flow status reads the same Run
     assert flows.status(setup.record("h1"))["state"] == "completed"
-    report = ok_json(["flow", "status", "--state", str(setup.record("h1")), "--format", "json"], capsys)
+    report = ok_json(
+        ["flow", "status", "--state", str(setup.record("h1")), "--format", "json"], capsys
+    )
     assert report["state"] == "completed"
     types = [e["type"] for e in flows.events(setup.record("h1"))]
-    assert "agent-bound" in types and "run-completed" in types
+    assert "agent-bound" in types
+    assert "run-completed" in types
 
 
 @ERAS
@@ -187,11 +192,12 @@ def test_refused_consent_runs_nothing(tmp_path: Path, mode: str, action: str) ->
         assert view["consent"] == {"decline": "declined", "cancel": "cancelled",
                                    "refuse": "declined", "empty": "invalid"}[action]  # fmt: skip
         assert view["fallback"].startswith("agc flow run ")
-        assert "--state" in view["fallback"] and view["next"]["waitsFor"] == "user"
+        assert "--state" in view["fallback"]
+        assert view["next"]["waitsFor"] == "user"
 
     with_client(build_server(setup.host()), mode, body, answers)
     assert not setup.record("h").exists()
-    assert not setup.ran
+    assert not setup.ran()
 
 
 @ERAS
@@ -200,14 +206,16 @@ def test_no_elicitation_means_no_run_and_a_runnable_command(tmp_path: Path, mode
 
     async def body(client: Any) -> None:
         view = await call(client, "flow_start", {"flow": "write-measure", "task": "t", "run": "h"})
-        assert view["state"] == "awaiting-consent" and view["consent"] == "unavailable"
+        assert view["state"] == "awaiting-consent"
+        assert view["consent"] == "unavailable"
         words = shlex.split(view["fallback"])
         assert words[:3] == ["agc", "flow", "run"]
         assert Path(words[3]) == setup.package / "FLOW.md"
         assert words[words.index("--state") + 1] == str(setup.record("h"))
 
     with_client(build_server(setup.host()), mode, body)
-    assert not setup.record("h").exists() and not setup.ran
+    assert not setup.record("h").exists()
+    assert not setup.ran()
 
 
 @ERAS
@@ -224,7 +232,8 @@ def test_trusted_flows_in_the_config_need_no_question(tmp_path: Path, mode: str)
         assert done["state"] == "completed"
 
     with_client(build_server(setup.host()), mode, body, answers)
-    assert answers.asked == [] and setup.ran
+    assert answers.asked == []
+    assert setup.ran()
 
 
 @ERAS
@@ -246,11 +255,13 @@ def test_a_changed_flow_asks_again(tmp_path: Path, mode: str) -> None:
         changed = await call(
             client, "flow_start", {"flow": "write-measure", "task": "t", "run": "c"}
         )
-        assert changed["state"] == "awaiting-consent" and changed["consent"] == "declined"
+        assert changed["state"] == "awaiting-consent"
+        assert changed["consent"] == "declined"
 
     with_client(build_server(setup.host()), mode, body, answers)
     assert len(answers.asked) == 2
-    assert not setup.record("c").exists() and not setup.ran
+    assert not setup.record("c").exists()
+    assert not setup.ran()
 
 
 @ERAS
@@ -271,16 +282,22 @@ def test_the_server_restarted_mid_run_resumes_it(
 
     with_client(build_server(first_host), mode, before, answers)
     first_host.shutdown()  # what stdin EOF / SIGTERM does
-    report = ok_json(["flow", "status", "--state", str(setup.record("h")), "--format", "json"], capsys)
+    report = ok_json(
+        ["flow", "status", "--state", str(setup.record("h")), "--format", "json"], capsys
+    )
     assert report["state"] == "interrupted"
 
     async def after(client: Any) -> None:
         view = await call(client, "flow_status", {"run": "h"})
-        assert view["state"] == "interrupted" and view["next"]["tool"] == "flow_control"
-        code = await error_code(client, "flow_answer", {"run": "h", "visit": visits[0], "result": "drafted"})
+        assert view["state"] == "interrupted"
+        assert view["next"]["tool"] == "flow_control"
+        code = await error_code(
+            client, "flow_answer", {"run": "h", "visit": visits[0], "result": "drafted"}
+        )
         assert code == "flow-answer-stale"
         resumed = await call(client, "flow_control", view["next"]["arguments"])
-        assert resumed["state"] == "awaiting-agent" and resumed["step"]["node"] == "draft"
+        assert resumed["state"] == "awaiting-agent"
+        assert resumed["step"]["node"] == "draft"
         assert resumed["step"]["visit"] != visits[0]
         assert any(e["type"] == "recovery" and e.get("strategy") == "retry-agent"
                    for e in resumed["events"])  # fmt: skip
@@ -305,7 +322,8 @@ def test_stop_and_answers_that_do_not_fit(tmp_path: Path, mode: str) -> None:
         assert code == "flow-answer-stale"
         # an undeclared result is re-asked once by the runtime
         again = await call(client, "flow_answer", {"run": "h", "visit": visit, "result": "nope"})
-        assert again["state"] == "awaiting-agent" and again["step"]["rejected"] == "nope"
+        assert again["state"] == "awaiting-agent"
+        assert again["step"]["rejected"] == "nope"
         stopped = await call(client, "flow_control", {"run": "h", "action": "stop"})
         assert stopped["state"] == "interrupted"
         assert await error_code(client, "flow_start", {"flow": "nope", "task": 1, "run": "z"}) == (
@@ -314,7 +332,7 @@ def test_stop_and_answers_that_do_not_fit(tmp_path: Path, mode: str) -> None:
         assert await error_code(client, "flow_status", {"run": "missing"}) == "run-missing"
 
     with_client(build_server(setup.host()), mode, body, answers)
-    assert not setup.ran
+    assert not setup.ran()
 
 
 def test_flow_tools_need_runs_and_flows(tmp_path: Path) -> None:
@@ -333,6 +351,8 @@ def test_run_flow_prompt(tmp_path: Path) -> None:
         assert "run-flow" in [p.name for p in listed.prompts]
         got = await client.get_prompt("run-flow", {"flow": "write-measure", "task": "a haiku"})
         text = got.messages[0].content.text
-        assert "flow_start" in text and "flow_answer" in text and "a haiku" in text
+        assert "flow_start" in text
+        assert "flow_answer" in text
+        assert "a haiku" in text
 
     with_client(build_server(setup.host()), "legacy", body)

@@ -279,7 +279,7 @@ class FlowHost:
     def entries(self) -> list[dict[str, Any]]:
         from ..flow import discover
 
-        out = []
+        out: list[dict[str, Any]] = []
         for root in self.roots:
             try:
                 found = discover(root)

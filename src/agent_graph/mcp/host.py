@@ -273,7 +273,9 @@ class FlowTools:
                 "marker": request.marker,
                 "attempt": request.attempt,
                 "prompt": request.prompt,
-                "results": [{"name": r.name, "description": r.description} for r in request.results],
+                "results": [
+                    {"name": r.name, "description": r.description} for r in request.results
+                ],
                 "cwd": request.cwd,
             }
             if request.rejected is not None:

@@ -189,7 +189,9 @@ def build_server(host: Host) -> Server[Any]:
             if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
                 answer = (params.input_responses or {}).get("consent")
                 # a state sealed for another fingerprint (the Flow changed): ask again
-                if params.request_state != ask.state() or not isinstance(answer, types.ElicitResult):
+                if params.request_state != ask.state() or not isinstance(
+                    answer, types.ElicitResult
+                ):
                     return types.InputRequiredResult(
                         input_requests={"consent": request}, request_state=ask.state()
                     )
@@ -202,12 +204,13 @@ def build_server(host: Host) -> Server[Any]:
                     consent = check_consent(ask, reply.action, reply.content)
                 except MCPError as error:
                     print(f"agc mcp serve: elicitation failed: {error}", file=sys.stderr)
-        result = await anyio.to_thread.run_sync(
-            host.call, params.name, arguments, client, consent
-        )
+        result = await anyio.to_thread.run_sync(host.call, params.name, arguments, client, consent)
         return _ok(result)
 
-    prompts = [types.Prompt.model_validate(p) for p in prompt_listing(host.providers, flows=host.flows is not None)]
+    prompts = [
+        types.Prompt.model_validate(p)
+        for p in prompt_listing(host.providers, flows=host.flows is not None)
+    ]
 
     async def list_prompts(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None

@@ -68,13 +68,13 @@ class Setup:
             lines += [f"  - {{fingerprint: '{f}', flow: write-measure}}" for f in trusted]
             self.config.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
-    def host(self) -> Host:
+    def host(self, *, config: bool = True) -> Host:
         return Host(
             ServeOptions(
                 flows=(str(self.flows),),
                 runs=str(self.runs),
                 workspaces=(str(self.work),),
-                config=str(self.config) if self.config else None,
+                config=str(self.config) if self.config and config else None,
                 tools="flows",
             )
         )
@@ -356,3 +356,39 @@ def test_run_flow_prompt(tmp_path: Path) -> None:
         assert "a haiku" in text
 
     with_client(build_server(setup.host()), "legacy", body)
+
+
+@ERAS
+def test_resume_runs_nothing_without_consent(tmp_path: Path, mode: str) -> None:
+    fingerprint = flows.compile(write_flow(tmp_path / "probe")).fingerprint
+    setup = Setup(tmp_path, trusted=(fingerprint,))
+    first_host = setup.host()
+
+    async def before(client: Any) -> None:
+        view = await call(client, "flow_start", {"flow": "write-measure", "task": "t", "run": "h"})
+        assert view["state"] == "awaiting-agent"
+        (setup.work / "DRAFT.md").write_text("one two\n", encoding="utf-8")
+
+    with_client(build_server(first_host), mode, before)
+    first_host.shutdown()
+    events = len(flows.events(setup.record("h")))
+
+    async def after(client: Any) -> None:
+        view = await call(client, "flow_control", {"run": "h", "action": "resume"})
+        assert view["state"] == "awaiting-consent"
+        assert view["consent"] == "unavailable"
+        assert view["fallback"].startswith("agc flow resume --state ")
+
+    with_client(build_server(setup.host(config=False)), mode, after)  # no trust, no form
+    assert len(flows.events(setup.record("h"))) == events  # nothing was written
+    assert not setup.ran()
+
+    async def rerun(client: Any) -> None:
+        view = await call(
+            client, "flow_control", {"run": "h", "action": "resume", "rerunInterrupted": True}
+        )
+        assert view["state"] == "awaiting-consent"
+        assert "--rerun-interrupted" in view["fallback"]
+
+    with_client(build_server(setup.host()), mode, rerun)  # trusted, but a rerun always asks
+    assert len(flows.events(setup.record("h"))) == events

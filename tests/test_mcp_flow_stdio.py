@@ -1,7 +1,8 @@
 """The Flow loop through a real ``agc mcp serve --flows`` subprocess over stdio pipes.
 
 The first server starts the Run (the user consents through the scripted form) and is
-shut down by closing its stdin while the Run waits for an Agent step; a second server
+shut down by closing its stdin while the Run waits for an Agent step (and killed if it
+is slow to go, as the SDK's client does); a second server
 resumes the Run from its record and the caller answers it to the end, and ``agc flow
 status`` on the record agrees.
 """
@@ -58,7 +59,9 @@ def test_flow_survives_a_server_restart_over_stdio(tmp_path: Path) -> None:
 
     with_client(_params(setup), "legacy", first, answers)
     stopped = json.loads(setup.record("h").read_text(encoding="utf-8"))
-    assert stopped["status"] == "interrupted"  # the server stopped its driver on stdin EOF
+    # interrupted when the server stopped its driver on stdin EOF; running when the
+    # client's grace ran out first and it killed the server: both resume
+    assert stopped["status"] in ("interrupted", "running")
 
     async def second(client: Any) -> None:
         view = await _call(client, "flow_status", {"run": "h"})
@@ -68,7 +71,8 @@ def test_flow_survives_a_server_restart_over_stdio(tmp_path: Path) -> None:
         assert done["state"] == "completed"
 
     with_client(_params(setup), "legacy", second, answers)
-    assert len(answers.asked) == 2 and setup.ran()
+    assert len(answers.asked) == 2
+    assert setup.ran()
     status = subprocess.run(
         [sys.executable, "-m", "agent_graph", "flow", "status", "--state",
          str(setup.record("h")), "--format", "json"],

@@ -362,7 +362,7 @@ class FlowHost:
     def shutdown(self) -> None:
         """Stop every driver and give each a moment to record the interruption."""
         with self._lock:
-            drives = list(self.drives.values())
+            drives = [d for d in self.drives.values() if not d.done]
         for drive in drives:
             drive.stop.request(kill_children=True)
         deadline = time.monotonic() + STOP_WAIT_S

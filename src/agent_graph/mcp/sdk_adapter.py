@@ -276,10 +276,17 @@ def serve_stdio(host: Host) -> None:
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
+    import signal
+
+    def terminated(signum: int, frame: Any) -> None:
+        raise SystemExit(0)  # through the finally below, like stdin closing
+
+    previous = signal.signal(signal.SIGTERM, terminated)
     try:
         anyio.run(main)
     finally:
         host.shutdown()  # Flow Runs are recorded interrupted, to resume after a restart
+        signal.signal(signal.SIGTERM, previous)
 
 
 def round_trip(host: Host) -> dict[str, list[str]]:

@@ -8,6 +8,7 @@ one-liner that leaves a mark file, so every test can tell whether it ran.
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -392,3 +393,23 @@ def test_resume_runs_nothing_without_consent(tmp_path: Path, mode: str) -> None:
 
     with_client(build_server(setup.host()), mode, rerun)  # trusted, but a rerun always asks
     assert len(flows.events(setup.record("h"))) == events
+
+
+def test_flow_and_run_resources(tmp_path: Path) -> None:
+    setup = Setup(tmp_path)
+    answers = Answers()
+    accept(answers)
+
+    async def body(client: Any) -> None:
+        await call(client, "flow_start", {"flow": "write-measure", "task": "t", "run": "h"})
+        uris = [str(r.uri) for r in (await client.list_resources()).resources]
+        assert "agent-graph://flows/write-measure" in uris
+        assert "agent-graph://flow-runs/h/events" in uris
+        package_text = (await client.read_resource("agent-graph://flows/write-measure")).contents
+        assert "新建Agent" in package_text[0].text
+        events = (await client.read_resource("agent-graph://flow-runs/h/events")).contents
+        assert json.loads(events[0].text)[0]["type"] == "run-started"
+        state = (await client.read_resource("agent-graph://flow-runs/h")).contents
+        assert json.loads(state[0].text)["state"] == "running"  # parked on the Agent step
+
+    with_client(build_server(setup.host()), "legacy", body, answers)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import threading
 import time
@@ -28,16 +29,22 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import quote, unquote
 
 from .. import codes
 from ..errors import AgentGraphError
 from ..flow.agents.protocol import AgentAnswer, AgentFailure, AgentRequest
 from ..flow.runtime.interrupt import Stop
+from .resources import SCHEME
+from .tools import HANDLE_PATTERN
 
 if TYPE_CHECKING:
     from ..flow.runtime.state import RunDoc
     from ..ir.flow_program import FlowProgram
 
+FLOW_URI: Final = f"{SCHEME}flows/"
+RUN_URI: Final = f"{SCHEME}flow-runs/"
+JSON_TYPE: Final = "application/json"
 MAX_WAIT_S: Final = 45.0
 #: How long ``stop`` and shutdown wait for a driver to record the interruption.
 STOP_WAIT_S: Final = 5.0
@@ -358,6 +365,55 @@ class FlowHost:
             self.drives[handle] = drive
         drive.start(lambda: work(drive))
         return drive
+
+    # -- resources -------------------------------------------------------------------------
+
+    def resources(self) -> list[dict[str, Any]]:
+        """The Flow packages' FLOW.md files and the Flow Runs kept under ``--runs``."""
+        out: list[dict[str, Any]] = [
+            {
+                "uri": f"{FLOW_URI}{quote(e['id'], safe='')}",
+                "name": f"Flow {e['id']}",
+                "mimeType": "text/markdown",
+            }
+            for e in self.entries()
+            if "id" in e
+        ]
+        directory = Path(self.runs) / "flow"
+        handles = sorted(
+            p.name.removesuffix(".json")
+            for p in (directory.iterdir() if directory.is_dir() else ())
+            if p.suffix == ".json" and "." not in p.name.removesuffix(".json")
+        )
+        for handle in handles:
+            base = f"{RUN_URI}{quote(handle, safe='')}"
+            out.append({"uri": base, "name": f"Flow Run {handle}", "mimeType": JSON_TYPE})
+            out.append(
+                {
+                    "uri": f"{base}/events",
+                    "name": f"Flow Run {handle} events",
+                    "mimeType": JSON_TYPE,
+                }
+            )
+        return out
+
+    def read(self, uri: str) -> tuple[str, str] | None:
+        """``(text, media type)`` of a Flow resource; None for a URI that is not one."""
+        from ..documents.files import read_bytes
+        from ..flow.runtime.api import events, status
+
+        if uri.startswith(FLOW_URI):
+            name = unquote(uri.removeprefix(FLOW_URI))
+            _, path = self.find(name)
+            return read_bytes(Path(path), name).decode("utf-8", "replace"), "text/markdown"
+        if not uri.startswith(RUN_URI):
+            return None
+        handle, _, member = unquote(uri.removeprefix(RUN_URI)).partition("/")
+        if member not in ("", "events") or not re.fullmatch(HANDLE_PATTERN, handle):
+            raise AgentGraphError(codes.RESOURCE_MISSING, f"This server has no resource {uri}")
+        self.record(handle)  # run-missing
+        found = events(self.path(handle)) if member else status(self.path(handle))
+        return json.dumps(found, ensure_ascii=False, indent=2), JSON_TYPE
 
     def shutdown(self) -> None:
         """Stop every driver and give each a moment to record the interruption."""

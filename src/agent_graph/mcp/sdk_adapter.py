@@ -236,13 +236,21 @@ def build_server(host: Host) -> Server[Any]:
     async def list_resources(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=resources)
+        if host.flows is None:
+            return types.ListResourcesResult(resources=resources)
+        # Flow Runs come and go: listed as they are now
+        found = await anyio.to_thread.run_sync(host.flows.resources)
+        more = [types.Resource.model_validate(r) for r in found]
+        return types.ListResourcesResult(resources=[*resources, *more])
 
     async def read_resource(
         ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         try:
-            text, media = resource_read(host.providers, params.uri)
+            flow = None
+            if host.flows is not None:
+                flow = await anyio.to_thread.run_sync(host.flows.read, params.uri)
+            text, media = flow if flow is not None else resource_read(host.providers, params.uri)
         except AgentGraphError as error:
             raise MCPError(code=types.INVALID_PARAMS, message=error.message) from None
         contents = types.TextResourceContents(uri=params.uri, mime_type=media, text=text)

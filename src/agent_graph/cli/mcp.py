@@ -204,16 +204,39 @@ def mcp_serve_command(http_address: str | None, token_file: str | None, **local:
 @mcp_group.command("config")
 @click.argument("client", type=click.Choice(["claude", "codex", "vscode", "cursor", "desktop"]))
 @serve_options
-def mcp_config_command(client: str, **local: Any) -> None:
+@click.option(
+    "--http",
+    "http_address",
+    default=None,
+    metavar="HOST:PORT",
+    help="For a server the user starts with --http (a fixed port) instead of stdio.",
+)
+@click.option("--token-file", default=None, metavar="FILE", help="With --http: its token file.")
+def mcp_config_command(
+    client: str, http_address: str | None, token_file: str | None, **local: Any
+) -> None:
     """Print the snippet that adds this server to CLIENT's configuration."""
-    from ..mcp.client_config import snippet
+    from ..mcp.client_config import http_snippet, snippet
 
     options = _options(local)
     if options.tools not in ("core", "flows"):
         from ..mcp.tools import select_tools
 
         select_tools(options.tools, read_only=options.read_only)
-    click.echo(snippet(client, options.words()), nl=False)
+    http = _http(http_address, token_file)
+    if http is None:
+        click.echo(snippet(client, options.words()), nl=False)
+        return
+    assert http_address is not None
+    assert token_file is not None
+    if http[1] == 0:
+        raise AgentGraphError(
+            codes.MCP_HTTP_INVALID, "agc mcp config --http needs a fixed port, not 0"
+        )
+    shown = f"[{http[0]}]" if ":" in http[0] else http[0]
+    words = [*options.words(), "--http", http_address, "--token-file", token_file]
+    url = f"http://{shown}:{http[1]}/mcp"
+    click.echo(http_snippet(client, words, url, token_file), nl=False)
 
 
 @mcp_group.command("check")

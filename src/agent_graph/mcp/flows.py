@@ -415,12 +415,17 @@ class FlowHost:
         found = events(self.path(handle)) if member else status(self.path(handle))
         return json.dumps(found, ensure_ascii=False, indent=2), JSON_TYPE
 
-    def shutdown(self) -> None:
-        """Stop every driver and give each a moment to record the interruption."""
+    def shutdown(self, *, kill: bool = False) -> None:
+        """Stop every driver and give each a moment to record the interruption.
+
+        ``kill`` terminates the running commands too; the runtime can only signal every
+        process group this process started (and again 2 s later), so only a server that
+        is exiting may ask for it: anything else would hit other Runs and observers.
+        """
         with self._lock:
             drives = [d for d in self.drives.values() if not d.done]
         for drive in drives:
-            drive.stop.request(kill_children=True)
+            drive.stop.request(kill_children=kill)
         deadline = time.monotonic() + STOP_WAIT_S
         for drive in drives:
             if drive.thread is not None:

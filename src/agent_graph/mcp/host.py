@@ -438,10 +438,19 @@ class FlowTools:
         drive = fh.live(handle)
         if args["action"] == "stop":
             if drive is not None:
-                drive.stop.request(kill_children=True)
+                # not kill_children: the runtime would signal every process group this
+                # server started, other Runs' commands and observers included; a running
+                # command is let finish (or time out) and the Run stops after it
+                drive.stop.request(kill_children=False)
                 if drive.thread is not None:
                     drive.thread.join(STOP_WAIT_S)
-            return self._flow_view(handle)
+            out = self._flow_view(handle)
+            if out["state"] == "running":
+                out["next"]["say"] = (
+                    "Stop requested: the Run stops when its running command ends; see it "
+                    "with flow_status."
+                )
+            return out
         if drive is not None:
             raise AgentGraphError(
                 codes.RUN_BUSY, f"Flow Run {handle} is running in this server: see flow_status"
@@ -520,10 +529,11 @@ class Host(FlowTools):
             result = method(args, client)
         return result
 
-    def shutdown(self) -> None:
-        """Stop the Flow drivers: their Runs are recorded interrupted, resumable later."""
+    def shutdown(self, *, kill: bool = False) -> None:
+        """Stop the Flow drivers: their Runs are recorded interrupted, resumable later
+        (``kill``: the server is exiting, end the commands it started too)."""
         if self.flows is not None:
-            self.flows.shutdown()
+            self.flows.shutdown(kill=kill)
 
     # -- Runs ------------------------------------------------------------------------------
 

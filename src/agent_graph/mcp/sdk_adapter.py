@@ -293,7 +293,8 @@ def serve_stdio(host: Host) -> None:
     try:
         anyio.run(main)
     finally:
-        host.shutdown()  # Flow Runs are recorded interrupted, to resume after a restart
+        # Flow Runs are recorded interrupted, to resume after a restart
+        host.shutdown(kill=True)
         signal.signal(signal.SIGTERM, previous)
 
 
@@ -368,4 +369,4 @@ def serve_http(host: Host, address: str, port: int, token: str) -> None:
     try:
         uvicorn.Server(config).run(sockets=[listener])
     finally:
-        host.shutdown()
+        host.shutdown(kill=True)

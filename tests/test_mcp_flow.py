@@ -413,3 +413,24 @@ def test_flow_and_run_resources(tmp_path: Path) -> None:
         assert json.loads(state[0].text)["state"] == "running"  # parked on the Agent step
 
     with_client(build_server(setup.host()), "legacy", body, answers)
+
+
+def test_resume_while_a_terminal_holds_the_run_is_refused(tmp_path: Path) -> None:
+    from agent_graph.flow.runtime.store import RunFile
+
+    fingerprint = flows.compile(write_flow(tmp_path / "probe")).fingerprint
+    setup = Setup(tmp_path, trusted=(fingerprint,))
+    first_host = setup.host()
+
+    async def before(client: Any) -> None:
+        await call(client, "flow_start", {"flow": "write-measure", "task": "t", "run": "h"})
+
+    with_client(build_server(first_host), "legacy", before)
+    first_host.shutdown()
+
+    async def after(client: Any) -> None:
+        with RunFile(setup.record("h")).lock():  # agc flow resume in a terminal
+            code = await error_code(client, "flow_control", {"run": "h", "action": "resume"})
+        assert code == "run-busy"
+
+    with_client(build_server(setup.host()), "legacy", after)

@@ -187,6 +187,8 @@ def mcp_serve_command(http_address: str | None, token_file: str | None, **local:
     http = _http(http_address, token_file)
     adapter = sdk_adapter()
     host = Host(_options(local))
+    if local["flows"] and host.flows is None:
+        click.echo("agc mcp serve: --flows needs --runs DIR; no Flow tools are offered", err=True)
     for served in host.providers.served:
         if served.error is not None:
             click.echo(

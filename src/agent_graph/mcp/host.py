@@ -388,8 +388,15 @@ class FlowTools:
         reported: int | None = None,
     ) -> dict[str, Any]:
         drive.wait(seconds, client.progress, reported)
-        if drive.done and drive.error is not None and not self._flow_host().path(handle).exists():
-            raise drive.error  # refused before a record was written
+        fh = self._flow_host()
+        if drive.done and drive.error is not None:
+            # the runtime refuses before it writes (run-busy, fingerprint drift…): then the
+            # refusal is the answer, as agc flow run/resume would print it
+            if not fh.path(handle).exists():
+                raise drive.error
+            doc = fh.record(handle)
+            if since and doc.events and doc.events[-1].seq == since:
+                raise drive.error
         out = self._flow_view(handle, since)
         if drive.done and drive.error is not None:
             out["driverError"] = {"code": drive.error.code, "message": drive.error.message}

@@ -22,8 +22,8 @@ from agent_graph import flow as flows
 from agent_graph.mcp.host import Host, ServeOptions
 from agent_graph.mcp.sdk_adapter import build_server
 from cli_support import ok_json
+from flow_run_support import agent, command, package
 from mcp_support import Answers, with_client
-from test_flow_run_support import agent, command, package
 
 ERAS = pytest.mark.parametrize("mode", ["legacy", "auto"])
 

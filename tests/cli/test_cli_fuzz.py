@@ -56,6 +56,7 @@ outcome_values: st.SearchStrategy[Any] = (
     authorities=st.lists(st.text(alphabet="abc.-", min_size=1, max_size=6), max_size=3),
     extra=st.sampled_from([[], ["route:0123456789abcdef0123"], ["--revision", "sha256:00"]]),
 )
+@pytest.mark.slow
 def test_random_states_give_one_document(
     capsys: pytest.CaptureFixture[str],
     command: str,

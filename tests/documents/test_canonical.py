@@ -330,6 +330,7 @@ def test_top_level_scalars() -> None:
 # --- structure --------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_deep_nesting_does_not_recurse() -> None:
     depth = 100_000
     nested_list: Any = []

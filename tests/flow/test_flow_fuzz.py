@@ -80,6 +80,7 @@ def mutate(text: str, edits: list[tuple[object, ...]]) -> str:
     edits=st.lists(line_edit, min_size=1, max_size=6),
     lenient=st.booleans(),
 )
+@pytest.mark.slow
 def test_mutated_flow_md_gives_only_coded_diagnostics(
     seed: int, edits: list[tuple[object, ...]], lenient: bool
 ) -> None:

@@ -201,8 +201,7 @@ def test_crlf_line_endings_keep_positions(case: str, tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------ size
-
-
+@pytest.mark.slow
 def test_a_20_mb_flow_md_checks_in_bounded_time(tmp_path: Path) -> None:
     flows = copy_base(BASE_A, tmp_path)
     flow_md = flows / "main" / "FLOW.md"
@@ -229,6 +228,7 @@ def test_a_flow_md_over_32_mib_is_refused(tmp_path: Path) -> None:
     assert error["code"] == "file-too-large"
 
 
+@pytest.mark.slow
 def test_10000_nodes_check_in_bounded_time(tmp_path: Path) -> None:
     count = 10_000
     lines = ["```mermaid", "flowchart TD", "  start((开始)) --> n0[Step 0]"]
@@ -242,6 +242,7 @@ def test_10000_nodes_check_in_bounded_time(tmp_path: Path) -> None:
     assert document["diagnostics"] == []
 
 
+@pytest.mark.slow
 def test_10000_nodes_with_one_error_at_the_end(tmp_path: Path) -> None:
     count = 10_000
     lines = ["```mermaid", "flowchart TD", "  start((开始)) --> n0[Step 0]"]

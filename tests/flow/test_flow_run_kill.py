@@ -120,6 +120,7 @@ def test_sigkill_during_a_command_then_resume(tmp_path: Path) -> None:
     assert [r["strategy"] for r in document["recoveries"]] == ["refuse-command"]
 
 
+@pytest.mark.slow
 def test_sigkill_during_a_command_then_rerun(tmp_path: Path) -> None:
     pkg, pid = slow_command_flow(tmp_path)
     state = tmp_path / "r.json"
@@ -139,6 +140,7 @@ def test_sigkill_during_a_command_then_rerun(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.slow
 def test_sigint_stops_commands_and_exits_130(tmp_path: Path) -> None:
     pkg, pid = slow_command_flow(tmp_path)
     state = tmp_path / "r.json"

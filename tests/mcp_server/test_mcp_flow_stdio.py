@@ -45,6 +45,7 @@ async def _call(client: Any, name: str, arguments: dict[str, Any]) -> dict[str, 
     return found
 
 
+@pytest.mark.slow
 def test_flow_survives_a_server_restart_over_stdio(tmp_path: Path) -> None:
     setup = Setup(tmp_path)
     answers = Answers()

@@ -296,6 +296,7 @@ def test_run_decide_on_a_terminal(
 # -- Runs shared with the CLI ------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_cli_and_the_server_share_a_run_and_its_lock(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
     host = host_for(ws)

@@ -56,6 +56,7 @@ def _inspect(tmp_path: Path, *method: str) -> dict[str, object]:
     return found
 
 
+@pytest.mark.slow
 def test_the_inspector_lists_the_tools_strictly(tmp_path: Path) -> None:
     listed = _inspect(tmp_path, "--method", "tools/list", "--strict")
     tools = listed["tools"]
@@ -63,6 +64,7 @@ def test_the_inspector_lists_the_tools_strictly(tmp_path: Path) -> None:
     assert [t["name"] for t in tools][:3] == ["providers_list", "graph_evaluate", "graph_route"]
 
 
+@pytest.mark.slow
 def test_the_inspector_calls_a_tool(tmp_path: Path) -> None:
     called = _inspect(
         tmp_path, "--method", "tools/call", "--tool-name", "run_start", "--tool-arg", "run=w48"

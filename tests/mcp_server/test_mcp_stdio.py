@@ -42,6 +42,7 @@ async def _call(client: Any, name: str, arguments: dict[str, Any]) -> dict[str, 
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 def test_weekly_report_completes_over_stdio(tmp_path: Path, mode: str) -> None:
     ws = workspace(tmp_path)
@@ -91,6 +92,7 @@ print(json.dumps({}))
 """
 
 
+@pytest.mark.slow
 def test_stdout_carries_only_protocol_messages(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
     (ws.root / "noisy.py").write_text(NOISY, encoding="utf-8")

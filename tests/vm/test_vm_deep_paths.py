@@ -137,6 +137,7 @@ def test_a_key_outside_printable_ascii_keeps_the_collation_sort() -> None:
     assert canonical._ascii_primary("é") is None
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.text(alphabet="aAbB/>1_", min_size=1, max_size=6), min_size=65, max_size=150))
 def test_keys_equal_but_for_case_sort_by_their_tertiary_ranks(keys: list[str]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -79,6 +80,7 @@ def test_revision_is_the_digest_of_its_object(
     strings=st.dictionaries(TEXT, TEXT, max_size=6)
     | st.dictionaries(TEXT, TEXT, min_size=60, max_size=90)  # past the order cache
 )
+@pytest.mark.slow
 def test_string_objects_have_the_general_canonical_text(strings: dict[str, str]) -> None:
     # the revision writes a state's outcomes with this shortcut
     assert canonical_strings(strings) == canonical_text(strings)

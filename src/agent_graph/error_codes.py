@@ -388,6 +388,10 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
             "the recorded entry now holds another Flow, or the record another's nodes"
         ),
         codes.RUN_CWD_MISSING: "the Run's working directory does not exist (at start or resume)",
+        codes.RUN_CWD_INVALID: "the Run's recorded working directory exists but is not a directory",
+        codes.COMMAND_INTERRUPTED: (
+            "plain resume of a Run (or child Run) whose command was interrupted; nothing changed"
+        ),
         codes.RUN_TASK_INVALID: "the task (Python API) is not JSON data",
         codes.RUN_OPTION_INVALID: "max_parallel / max_visits / command timeout out of range (API)",
         codes.AGENT_REQUIRED: "the Flow has Agent steps and no --agent adapter was given",

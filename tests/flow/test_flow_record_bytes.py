@@ -327,7 +327,7 @@ def interrupted_command_refused(capture: Capture, monkeypatch: pytest.MonkeyPatc
     stop = Stop()
     _stop_when(monkeypatch, lambda d: bool(d["visits"]), lambda: stop.request(kill_children=False))
     _run(capture, "cmd", stop=stop)
-    _resume(capture)
+    _resume(capture, fail_interrupted=True)
 
 
 def interrupted_command_rerun(capture: Capture, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -346,7 +346,7 @@ def crashed_branch_refused_then_rerun(capture: Capture, monkeypatch: pytest.Monk
         _run(capture, "fork", FakeAgent(("go", "in")), max_parallel=1)
     monkeypatch.setattr(store.RunFile, "_write", inner)
     before = (capture.root / "run.json").read_bytes()
-    _resume(capture, FakeAgent(), max_parallel=1)  # refused: the branch's command is not run again
+    _resume(capture, FakeAgent(), fail_interrupted=True, max_parallel=1)
     (capture.root / "run.json").write_bytes(before)
     capture.lines.append("(the record before the refused resume, put back)")
     _resume(capture, FakeAgent(), rerun_interrupted=True, max_parallel=1)

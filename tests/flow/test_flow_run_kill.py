@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from agent_graph import flow
+from agent_graph import codes, flow
 from flow_run_support import (
     Crash,
     agent,
@@ -111,7 +111,14 @@ def test_sigkill_during_a_command_then_resume(tmp_path: Path) -> None:
     finally:
         kill_group_of(pid)
     assert whole(state)["status"] == "running"
+    before = state.read_bytes()
     code, out, err = finish(agc("flow", "resume", "--state", str(state), "--format", "json"))
+    assert code == 1, err
+    assert json.loads(err)["error"]["code"] == codes.COMMAND_INTERRUPTED
+    assert state.read_bytes() == before
+    code, out, err = finish(
+        agc("flow", "resume", "--state", str(state), "--fail-interrupted", "--format", "json")
+    )
     assert code == 1, err
     summary = json.loads(out)
     assert summary["error"]["category"] == "command_interrupted"
@@ -149,7 +156,7 @@ def test_sigint_stops_commands_and_exits_130(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGINT)
     code, out, _ = finish(proc)
     assert code == 130
-    assert "Resume it: agc flow resume --state" in out
+    assert "Run it again: agc flow resume --state" in out
     with pytest.raises(ProcessLookupError):
         os.killpg(group, 0)  # the command's whole group is gone
     document = whole(state)
@@ -163,7 +170,7 @@ def test_sigint_stops_commands_and_exits_130(tmp_path: Path) -> None:
 BLOCKING_RUNNER = """
 import sys, time
 from pathlib import Path
-from agent_graph import flow
+from agent_graph import codes, flow
 
 marker, pkg, state, mode = sys.argv[1:5]
 
@@ -351,7 +358,7 @@ def test_a_command_found_running_is_not_rerun_by_default(
         pytest.raises(Crash),
     ):
         flow.run(pkg, "t", state=state)
-    summary = flow.resume(state)
+    summary = flow.resume(state, fail_interrupted=True)
     assert summary.state == "failed"
     assert summary.error is not None
     assert summary.error["category"] == "command_interrupted"

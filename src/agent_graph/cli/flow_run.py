@@ -82,8 +82,23 @@ def _finish(ctx: click.Context, fmt: str, summary: Any) -> None:
         lines.append(f"Error ({summary.error['category']}): {summary.error['summary']}")
     if summary.result is not None:
         lines.append(f"Result: {_short(summary.result, 400)}")
-    if summary.state == "interrupted":
-        lines.append(f"Resume it: agc flow resume --state {summary.path}")
+    if summary.state == "interrupted" and summary.interrupted:
+        from ..flow.runtime.api import FAIL_FLAG, RERUN_FLAG
+        from .words import shell_command
+
+        resume = ["agc", "flow", "resume", "--state", str(summary.path)]
+        lines += [
+            f"Interrupted command: {', '.join(summary.interrupted)} (it may have had effects;"
+            " a plain resume refuses it)",
+            f"Run it again: {shell_command([*resume, RERUN_FLAG])}",
+            f"Or fail it (command_interrupted): {shell_command([*resume, FAIL_FLAG])}",
+        ]
+    elif summary.state == "interrupted":
+        from .words import shell_command
+
+        lines.append(
+            f"Resume it: {shell_command(['agc', 'flow', 'resume', '--state', str(summary.path)])}"
+        )
     lines.append(f"Record: {summary.path}")
     emit(fmt, document, lines)
     code = {"completed": 0, "failed": 1}.get(summary.state, INTERRUPTED_EXIT)
@@ -168,8 +183,11 @@ def run_command(
 
 @click.command("resume")
 @click.option("--state", required=True, metavar="RUN.json", help="The Run record.")
+@click.option("--rerun-interrupted", is_flag=True, help="Run an interrupted command again.")
 @click.option(
-    "--rerun-interrupted", is_flag=True, help="Run an interrupted command again (not refused)."
+    "--fail-interrupted",
+    is_flag=True,
+    help="Fail the Run (or child Run) of an interrupted command (command_interrupted).",
 )
 @_limits
 @format_option
@@ -179,6 +197,7 @@ def resume_command(
     /,
     state: str,
     rerun_interrupted: bool,
+    fail_interrupted: bool,
     agent: str | None,
     max_parallel: int | None,
     max_visits: int | None,
@@ -189,10 +208,13 @@ def resume_command(
     from ..flow import resume
 
     fmt = options(ctx, **local).fmt
+    if rerun_interrupted and fail_interrupted:
+        raise click.UsageError("--rerun-interrupted and --fail-interrupted: give one")
     summary = resume(
         state,
         agent=agent,
         rerun_interrupted=rerun_interrupted,
+        fail_interrupted=fail_interrupted,
         max_parallel=max_parallel,
         max_visits=max_visits,
         command_timeout=command_timeout,

@@ -120,6 +120,7 @@ def resume(
     *,
     agent: AgentAdapter | str | None = None,
     rerun_interrupted: bool = False,
+    fail_interrupted: bool = False,
     max_parallel: int | None = None,
     max_visits: int | None = None,
     command_timeout: float | None = None,
@@ -136,7 +137,8 @@ def resume(
         return compile(entry)
 
     return go_on(
-        state, agent=agent, rerun_interrupted=rerun_interrupted, max_parallel=max_parallel,
+        state, agent=agent, rerun_interrupted=rerun_interrupted,
+        fail_interrupted=fail_interrupted, max_parallel=max_parallel,
         max_visits=max_visits, command_timeout=command_timeout, on_event=on_event, stop=stop,
         handle_signals=handle_signals, compile=compile_entry,
     )  # fmt: skip

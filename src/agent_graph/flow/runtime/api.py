@@ -15,7 +15,7 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from ... import codes
 from ...errors import AgentGraphError
@@ -26,7 +26,7 @@ from .binding import BINDINGS
 from .interrupt import Stop, signals_stop
 from .program_files import fingerprint_on_disk
 from .record import Record, new_document, new_run_id, read
-from .resume import check_children
+from .resume import check_children, interrupted_commands
 from .runner import Runner, Settings, check_kinds
 from .state import At, EventType, RunDoc, RunStatus, Visit
 from .store import RunFile
@@ -46,6 +46,9 @@ class RunSummary:
     result: Any
     error: dict[str, Any] | None
     path: Path
+    #: An interrupted Run's commands that were stopped mid-way (``c → a`` in a child Run):
+    #: its resume needs --rerun-interrupted or --fail-interrupted.
+    interrupted: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out = {"state": self.state, "runId": self.run_id, "flow": self.flow, "result": self.result}
@@ -190,6 +193,7 @@ def resume(
     *,
     agent: AgentArg = None,
     rerun_interrupted: bool = False,
+    fail_interrupted: bool = False,
     max_parallel: int | None = None,
     max_visits: int | None = None,
     command_timeout: float | None = None,
@@ -202,14 +206,24 @@ def resume(
 
     The Run goes on with the program kept when it started, while its files are unchanged;
     ``compile`` is used only for a Run that has none (one started before programs were
-    kept); without it such a Run is refused (``flow-program-missing``).
+    kept); without it such a Run is refused (``flow-program-missing``). A command that
+    was interrupted (here or in a child Run) is the host's choice: ``rerun_interrupted``
+    runs it again, ``fail_interrupted`` fails its Run (``command_interrupted``); with
+    neither the resume is refused (``command-interrupted``) and the Run stays resumable.
     """
     _check_options(max_parallel, max_visits, command_timeout)
+    if rerun_interrupted and fail_interrupted:
+        raise AgentGraphError(
+            codes.RUN_OPTION_INVALID,
+            "rerun_interrupted and fail_interrupted are two answers to one question: give one",
+        )
     file = RunFile(state)
     file.read()  # a missing or damaged record is refused before a lock file is made
     with file.lock():
         document = read(file)  # again, under the lock: the version we will drive
         program = _resumable(file, document, compile)
+        if not (rerun_interrupted or fail_interrupted):
+            _check_interrupted(file, document)
         adapter = _adapter(agent)
         if adapter is None and _needs_agent(program):
             raise AgentGraphError(codes.AGENT_REQUIRED, _agent_hint(program))
@@ -223,6 +237,34 @@ def resume(
             runner.recover()
             runner.drive()
     return _summary(record)
+
+
+def _check_interrupted(file: RunFile, document: RunDoc) -> None:
+    """Refuse, changing nothing, a resume that would have to decide about a command that
+    may have had effects: only the person knows whether running it again is safe."""
+    found = interrupted_commands(file, document)
+    if not found:
+        return
+    where = ", ".join(found)
+    again, failed = (resume_words(file.path, flag) for flag in (RERUN_FLAG, FAIL_FLAG))
+    raise AgentGraphError(
+        codes.COMMAND_INTERRUPTED,
+        f"Run {document.run_id}: the command {where} was interrupted and may have had "
+        f"effects; nothing was changed. Run it again: {again}; or fail it "
+        f"(command_interrupted): {failed}",
+    )
+
+
+#: The ``agc flow resume`` options that answer ``command-interrupted``.
+RERUN_FLAG: Final = "--rerun-interrupted"
+FAIL_FLAG: Final = "--fail-interrupted"
+
+
+def resume_words(path: Path, flag: str) -> str:
+    """``agc flow resume --state PATH FLAG`` as a POSIX shell runs it."""
+    import shlex  # only for a hint
+
+    return shlex.join(["agc", "flow", "resume", "--state", os.fspath(path), flag])
 
 
 def _kept(file: RunFile, document: RunDoc, entry: Path) -> FlowProgram | None:
@@ -305,6 +347,11 @@ def _resumable(file: RunFile, document: RunDoc, compile: Compile | None) -> Flow
             f"{document.run_id} started (fingerprint {document.fingerprint}, now "
             f"{now}); a Run resumes only on the files it started with",
         )
+    if os.path.exists(document.cwd) and not os.path.isdir(document.cwd):
+        raise AgentGraphError(
+            codes.RUN_CWD_INVALID,
+            f"The Run's working directory {document.cwd} is no longer a directory",
+        )
     if not os.path.isdir(document.cwd):
         raise AgentGraphError(
             codes.RUN_CWD_MISSING, f"The Run's working directory no longer exists: {document.cwd}"
@@ -345,7 +392,15 @@ def _summary(record: Record) -> RunSummary:
         result=doc.conclusion,
         error=doc.error if state == RunStatus.FAILED else None,
         path=record.file.path,
+        interrupted=_stopped(record) if state == RunStatus.INTERRUPTED else (),
     )
+
+
+def _stopped(record: Record) -> tuple[str, ...]:
+    try:
+        return tuple(interrupted_commands(record.file, record.doc))
+    except AgentGraphError:
+        return ()  # a damaged child record: the resume says so; the summary stays
 
 
 def status(state: str | os.PathLike[str]) -> dict[str, Any]:

@@ -5,9 +5,11 @@ drive, recording what it decided (``recoveries`` and a ``recovery`` event):
 
 * an Agent visit left running or interrupted is retried as a new visit of the same
   node with the same input (``retryOf``: the old visit);
-* a command visit is not run again (it may have had side effects): the Run fails with
-  ``command_interrupted``, unless the host asked for ``rerun_interrupted`` (then it is
-  retried like an Agent visit); in a round, finished branches keep their results;
+* a command visit is not run again on its own (it may have had side effects): a plain
+  resume is refused before anything is written (``command-interrupted``,
+  :func:`interrupted_commands`), and the host chooses: ``rerun_interrupted`` retries it
+  like an Agent visit, ``fail_interrupted`` fails the Run with ``command_interrupted``;
+  in a round, finished branches keep their results;
 * a ``执行Flow`` visit continues: a terminal child gives its result at once (B.56), a
   running or interrupted child is resumed first, recursively (B.57), a child whose record
   was never created is started;
@@ -73,6 +75,38 @@ def check_children(file: RunFile, document: RunDoc) -> None:
             codes.RUN_RECORD_INVALID, f"{child_file.path} is not the child Run {link.run_id}"
         )
     check_children(child_file, child)
+
+
+def interrupted_commands(file: RunFile, document: RunDoc) -> list[str]:
+    """The commands ``recover`` would refuse to run again, in this Run or in the child Run
+    it would resume (``c → a``: command ``a`` of the child Run of ``c``); [] when none.
+
+    Read before anything is committed, so a resume can refuse and leave the Run as it was.
+    """
+    cursor = document.cursor
+    if cursor is None or document.status.ended:
+        return []
+    if cursor.at == At.ROUND:
+        current = document.current_round()
+        return [
+            ref
+            for ref, visit_id in current.branches.items()
+            if visit_id is not None and not document.visit(visit_id).status.ended
+        ]
+    if cursor.visit_id is None:
+        return []
+    visit = document.visit(cursor.visit_id)
+    if visit.status.ended:
+        return []
+    if visit.kind == r.ACTION_KINDS[r.COMMAND]:
+        return [visit.node]
+    link = visit.child
+    if link is None:
+        return []
+    child_file = file.sibling(link.state)
+    if not child_file.exists():
+        return []
+    return [f"{visit.node} → {ref}" for ref in interrupted_commands(child_file, read(child_file))]
 
 
 def recover(record: Record, flow: r.Flow, rerun: bool, fail: Fail) -> None:
@@ -156,6 +190,6 @@ def _settle(record: Record, visit: Visit) -> None:
 def _interrupted_command(refs: str) -> RunFailure:
     return RunFailure(
         Category.COMMAND_INTERRUPTED,
-        f"{refs}: the command was interrupted and may have had effects; resume with "
-        "--rerun-interrupted to run it again",
+        f"{refs}: the command was interrupted and may have had effects; failed as asked "
+        "(--fail-interrupted)",
     )

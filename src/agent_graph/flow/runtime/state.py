@@ -243,6 +243,10 @@ class Visit(_View):
         return str(self.raw["node"])
 
     @property
+    def kind(self) -> str:
+        return str(self.raw["kind"])
+
+    @property
     def input(self) -> Any:
         return self.raw.get("input")
 

@@ -1,0 +1,200 @@
+"""A command interrupted mid-way (Ctrl-C, a crash) is the person's decision on resume:
+a plain resume refuses (``command-interrupted``) and changes nothing, naming
+``--rerun-interrupted`` and ``--fail-interrupted``; each of them then goes on."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_graph import codes, flow
+from agent_graph.errors import AgentGraphError
+from flow_run_support import Crash, call, command, crash_when, package, read, visited
+
+PYTHON_AGC = (sys.executable, "-m", "agent_graph")
+BOTH = ("--rerun-interrupted", "--fail-interrupted")
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def _agc(words: list[str]) -> subprocess.CompletedProcess[str]:
+    """``words`` as printed (``agc …``), run by this interpreter from the worktree."""
+    assert words[0] == "agc"
+    return subprocess.run(
+        [*PYTHON_AGC, *words[1:]],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def _files(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in directory.glob("*.json")}
+
+
+def _child_flow(root: Path) -> Path:
+    pkg = package(
+        root,
+        "parent",
+        "start((开始)) --> c[c]\nc -->|已完成| finish((结束))\nc -->|已失败| f[f]\n"
+        "f -->|已执行| finish",
+        call("c", "kid"),
+        command("f", "process.stdout.write('fallback')"),
+    )
+    package(
+        root,
+        "kid",
+        "start((开始)) --> l[l]\nl -->|已执行| finish((结束))",
+        command("l", "process.stdout.write('leaf')"),
+    )
+    return pkg
+
+
+def _crashed_in_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    state = tmp_path / "r.json"
+    with (
+        crash_when(
+            monkeypatch,
+            lambda d: (
+                d["parent"] is not None and any(v["status"] == "running" for v in d["visits"])
+            ),
+        ),
+        pytest.raises(Crash),
+    ):
+        flow.run(_child_flow(tmp_path), "t", state=state)
+    return state
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_a_command_then_plain_resume_refuses_then_rerun(tmp_path: Path) -> None:
+    pid = tmp_path / "pid"
+    js = (
+        f"require('fs').writeFileSync({json.dumps(str(pid))}, String(process.pid));"
+        "setTimeout(()=>process.stdout.write('slept'),1500)"
+    )
+    pkg = package(
+        tmp_path,
+        "slow",
+        "start((开始)) --> a[a]\na -->|已执行| b[b]\nb -->|已执行| finish((结束))",
+        command("a", js),
+        command("b", "process.stdout.write('b')"),
+    )
+    state = tmp_path / "my run.json"  # a space: the printed commands must quote it
+    proc = subprocess.Popen(
+        [*PYTHON_AGC, "flow", "run", str(pkg), "--task", "t", "--state", str(state)],
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        from test_flow_run_kill import wait_for
+
+        wait_for(pid)
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=10)
+    assert proc.returncode == 130
+    assert "Interrupted command: a" in out
+    printed = {
+        line.split(": ", 1)[0]: shlex.split(line.split(": ", 1)[1])
+        for line in out.splitlines()
+        if line.startswith(("Run it again: ", "Or fail it (command_interrupted): "))
+    }
+    expected = ["agc", "flow", "resume", "--state", str(state)]
+    assert printed == {
+        "Run it again": [*expected, "--rerun-interrupted"],
+        "Or fail it (command_interrupted)": [*expected, "--fail-interrupted"],
+    }
+    before = _files(tmp_path)
+    refused = _agc(expected)
+    assert refused.returncode == 1
+    assert codes.COMMAND_INTERRUPTED in refused.stderr
+    assert "--rerun-interrupted" in refused.stderr
+    assert "--fail-interrupted" in refused.stderr
+    assert _files(tmp_path) == before  # nothing changed: still interrupted, still resumable
+    again = _agc(printed["Run it again"])
+    assert again.returncode == 0, again.stderr
+    assert visited(read(state)) == [("a", "已执行"), ("b", "已执行")]
+
+
+def test_a_plain_resume_refuses_and_fail_interrupted_fails_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pkg = package(
+        tmp_path,
+        "one",
+        "start((开始)) --> a[a]\na -->|已执行| finish((结束))",
+        command("a", "process.stdout.write('a')"),
+    )
+    state = tmp_path / "r.json"
+    with crash_when(monkeypatch, lambda d: bool(d["visits"])), pytest.raises(Crash):
+        flow.run(pkg, "t", state=state)
+    before = _files(tmp_path)
+    for _ in range(2):  # refusing twice: refusing leaves nothing that a second one would see
+        with pytest.raises(AgentGraphError) as refused:
+            flow.resume(state)
+        assert refused.value.code == codes.COMMAND_INTERRUPTED
+        assert "a was interrupted" in refused.value.message
+        assert _files(tmp_path) == before
+    summary = flow.resume(state, fail_interrupted=True)
+    assert summary.state == "failed"
+    assert summary.error is not None
+    assert summary.error["category"] == "command_interrupted"
+    assert [r["strategy"] for r in read(state)["recoveries"]] == ["refuse-command"]
+
+
+def test_an_interrupted_command_in_a_child_run_is_refused_then_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = _crashed_in_child(tmp_path, monkeypatch)
+    before = _files(tmp_path)
+    with pytest.raises(AgentGraphError) as refused:
+        flow.resume(state)
+    assert refused.value.code == codes.COMMAND_INTERRUPTED
+    assert "c → l" in refused.value.message
+    assert _files(tmp_path) == before  # the parent's record and the child's
+    summary = flow.resume(state, fail_interrupted=True)
+    assert summary.state == "completed"  # the parent took the child's 已失败 edge
+    parent = read(state)
+    assert [n for n, _ in visited(parent)] == ["c", "f"]
+    assert visited(parent)[0] == ("c", "已失败")
+    child = read(tmp_path / parent["visits"][0]["childState"])
+    assert child["status"] == "failed"
+    assert child["error"]["category"] == "command_interrupted"
+
+
+def test_an_interrupted_command_in_a_child_run_reruns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = _crashed_in_child(tmp_path, monkeypatch)
+    summary = flow.resume(state, rerun_interrupted=True)
+    assert summary.state == "completed"
+    assert [n for n, _ in visited(read(state))] == ["c"]
+
+
+def test_rerun_and_fail_interrupted_together_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = _crashed_in_child(tmp_path, monkeypatch)
+    before = _files(tmp_path)
+    with pytest.raises(AgentGraphError) as refused:
+        flow.resume(state, rerun_interrupted=True, fail_interrupted=True)
+    assert refused.value.code == codes.RUN_OPTION_INVALID
+    both = _agc(["agc", "flow", "resume", "--state", str(state), *BOTH])
+    assert both.returncode == 2
+    assert _files(tmp_path) == before

@@ -43,6 +43,7 @@ def check_record(document: Any, display: str) -> None:
     ids = _visit_ids(record, display)
     _check_log(record, display)
     _check_positions(record, ids, display)
+    _check_names(record, display)
 
 
 def _headline(document: dict[str, Any], first: Diagnostic) -> str:
@@ -90,6 +91,44 @@ def _check_positions(record: RunDoc, ids: set[str], display: str) -> None:
         raise _fail(display, "`cursor` names a visit that does not exist")
     elif cursor.round_id not in rounds:
         raise _fail(display, "`cursor` names a round that does not exist")
+
+
+def _bare(name: str) -> bool:
+    """A plain file name in the record's own directory: resolving it can reach no other."""
+    return bool(name) and name not in (".", "..") and not any(c in name for c in "/\\\0")
+
+
+def _check_names(record: RunDoc, display: str) -> None:
+    """Record names are the bare sibling names the runtime writes: a resume creates the
+    child record it names, so a forged ``../x.json`` would be written outside the directory."""
+    for index, visit in enumerate(record.visits):
+        link = visit.child
+        if link is None:
+            continue
+        suffix = f".{link.run_id}.json"
+        name = link.state
+        if not (_bare(name) and name.endswith(suffix) and len(name) > len(suffix)):
+            pointer = f"/visits/{index}/childState"
+            what = (
+                f"visits[{index}].childState {json.dumps(name, ensure_ascii=False)[:120]} is "
+                f"not a file name beside the record of the form <stem>{suffix}"
+            )
+            raise _fail(
+                display,
+                what,
+                [Diagnostic(codes.RUN_RECORD_INVALID, what, path=display, pointer=pointer)],
+            )
+    parent = record.parent
+    if parent is not None and not _bare(parent.state):
+        what = (
+            f"parent.state {json.dumps(parent.state, ensure_ascii=False)[:120]} is not a file "
+            "name beside the record"
+        )
+        raise _fail(
+            display,
+            what,
+            [Diagnostic(codes.RUN_RECORD_INVALID, what, path=display, pointer="/parent/state")],
+        )
 
 
 def _check_log(record: RunDoc, display: str) -> None:

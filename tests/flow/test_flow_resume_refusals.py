@@ -1,6 +1,7 @@
-"""A command interrupted mid-way (Ctrl-C, a crash) is the person's decision on resume:
-a plain resume refuses (``command-interrupted``) and changes nothing, naming
-``--rerun-interrupted`` and ``--fail-interrupted``; each of them then goes on."""
+"""Resume's refusals that keep a Run safe: a command interrupted mid-way (Ctrl-C, a crash)
+is the person's decision (a plain resume refuses, ``command-interrupted``, naming
+``--rerun-interrupted`` and ``--fail-interrupted``; each then goes on); a forged record
+cannot make agc write outside its directory; a cwd that became a file is named as such."""
 
 from __future__ import annotations
 
@@ -10,12 +11,15 @@ import shlex
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agent_graph import codes, flow
 from agent_graph.errors import AgentGraphError
+from agent_graph.flow.runtime import status, store
 from flow_run_support import Crash, call, command, crash_when, package, read, visited
 
 PYTHON_AGC = (sys.executable, "-m", "agent_graph")
@@ -198,3 +202,61 @@ def test_rerun_and_fail_interrupted_together_are_refused(
     both = _agc(["agc", "flow", "resume", "--state", str(state), *BOTH])
     assert both.returncode == 2
     assert _files(tmp_path) == before
+
+
+def _forge(state: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    """Edit the record and recompute its checksum, as anyone who can write it can."""
+    document = json.loads(state.read_text(encoding="utf-8"))
+    change(document)
+    document.pop("checksum")
+    document["checksum"] = store.checksum(document)
+    state.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", ["../escape.json", "ABSOLUTE", "sub/r.run-1.json", "r.json"])
+def test_a_forged_child_state_is_refused_and_nothing_is_written_outside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    state = runs / "r.json"
+    with (
+        crash_when(monkeypatch, lambda d: d["parent"] is None and bool(d["visits"])),
+        pytest.raises(Crash),
+    ):
+        flow.run(_child_flow(tmp_path), "t", state=state)
+    target = str(tmp_path / "abs.json") if name == "ABSOLUTE" else name
+
+    def point_elsewhere(document: dict[str, Any]) -> None:
+        document["visits"][0]["childState"] = target
+
+    _forge(state, point_elsewhere)
+    for reading in (flow.resume, status):
+        with pytest.raises(AgentGraphError) as refused:
+            reading(state)
+        assert refused.value.code == codes.RUN_RECORD_INVALID
+        assert "visits[0].childState" in refused.value.message
+        assert refused.value.diagnostics[0].pointer == "/visits/0/childState"
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == []
+    assert sorted(p.name for p in runs.iterdir() if p.suffix == ".json") == ["r.json"]
+
+
+def test_a_cwd_that_became_a_file_is_run_cwd_invalid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    state = tmp_path / "r.json"
+    with crash_when(monkeypatch, lambda d: bool(d["visits"])), pytest.raises(Crash):
+        flow.run(_child_flow(tmp_path), "t", state=state, cwd=project)
+    project.rmdir()
+    project.write_text("not a directory", encoding="utf-8")
+    before = state.read_bytes()
+    with pytest.raises(AgentGraphError) as refused:
+        flow.resume(state, rerun_interrupted=True)
+    assert refused.value.code == codes.RUN_CWD_INVALID
+    assert state.read_bytes() == before
+    project.unlink()
+    with pytest.raises(AgentGraphError) as missing:
+        flow.resume(state, rerun_interrupted=True)
+    assert missing.value.code == codes.RUN_CWD_MISSING

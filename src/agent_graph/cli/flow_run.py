@@ -11,6 +11,7 @@ Run resumes). The record format: ``docs/flow-runs.md``.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -30,15 +31,19 @@ def _task(text: str) -> str:
     """``--task``: the text itself, or ``@FILE``'s text verbatim."""
     if not text.startswith("@"):
         return text
+    from ..documents.files import read_bytes
+
     path = Path(text[1:])
+    if not os.path.lexists(path):
+        raise AgentGraphError(codes.FILE_MISSING, f"The task file {path} does not exist")
+    # non-blocking, regular files only, capped: @FIFO must not hang, @/dev/zero not fill memory
+    data = read_bytes(Path(os.path.abspath(path)), str(path))
     try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise AgentGraphError(codes.FILE_MISSING, f"The task file {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as error:
-        reason = getattr(error, "strerror", None) or str(error)
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
         raise AgentGraphError(
-            codes.FILE_READ_FAILED, f"Cannot read the task file {path}: {reason}"
+            codes.FILE_READ_FAILED,
+            f"Cannot read the task file {path}: not UTF-8 text (byte {error.start})",
         ) from None
 
 

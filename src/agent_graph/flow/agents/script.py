@@ -16,18 +16,62 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from ... import codes
 from .protocol import AgentAnswer, AgentFailure, AgentRequest
+
+#: The largest answer script read (32 MiB, the Provider files' cap): answers are lines of
+#: JSON, so more is a mistaken path (a log, a device), not a script.
+MAX_SCRIPT_BYTES: Final = 32 * 1024 * 1024
+
+
+class NotScript(Exception):
+    """The file is no answer script: ``code`` and ``reason`` say why."""
+
+    def __init__(self, code: str, reason: str) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+
+
+def _read(path: Path) -> bytes:
+    """The file's bytes, opened without blocking (a FIFO would wait for a writer forever)
+    and read to the cap + 1 at most (``/dev/zero`` never ends)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotScript(codes.FILE_READ_FAILED, "not a regular file")
+        if info.st_size > MAX_SCRIPT_BYTES:
+            raise _too_large()
+        chunks: list[bytes] = []
+        size = 0
+        # the size a file reports may be stale (it grows): the cap is on what is read
+        while size <= MAX_SCRIPT_BYTES and (chunk := os.read(fd, 1 << 20)):
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > MAX_SCRIPT_BYTES:
+        raise _too_large()
+    return b"".join(chunks)
+
+
+def _too_large() -> NotScript:
+    return NotScript(
+        codes.FILE_TOO_LARGE, f"over the {MAX_SCRIPT_BYTES // (1024 * 1024)} MiB limit"
+    )
 
 
 class ScriptAdapter:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        text = self.path.read_text(encoding="utf-8")
+        text = _read(self.path).decode("utf-8")
         self._lines = [(n, x) for n, x in enumerate(text.splitlines(), start=1) if x.strip()]
         self._next = 0
         self._lock = threading.Lock()
@@ -71,6 +115,10 @@ def from_spec(rest: str) -> ScriptAdapter:
         raise AgentGraphError(codes.AGENT_SPEC_INVALID, "script: needs a file: --agent script:FILE")
     try:
         return ScriptAdapter(rest)
+    except NotScript as error:
+        raise AgentGraphError(
+            error.code, f"Cannot read the answer script {rest}: {error.reason}"
+        ) from None
     except (OSError, UnicodeDecodeError) as error:
         reason = getattr(error, "strerror", None) or str(error)
         raise AgentGraphError(

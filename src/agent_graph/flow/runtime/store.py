@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ... import codes
-from ...documents import locks
+from ...documents import files, locks
 from ...documents.durable import write_durably
 from ...errors import AgentGraphError, Diagnostic
 from .validate import check_record
@@ -147,23 +147,22 @@ class RunFile:
         """The record, checked for shape and checksum (``run-record-invalid`` /
         ``run-record-modified``); a missing file is ``file-missing``."""
         path = self.path
+        if not os.path.lexists(path):
+            raise AgentGraphError(codes.FILE_MISSING, f"No Run record at {path}")
+        if os.path.isdir(path):
+            raise AgentGraphError(codes.RUN_STATE_INVALID, f"--state is a directory: {path}")
+        # non-blocking and capped: a FIFO or a device given as --state must not hang the
+        # reader or fill its memory (the Provider files' rule, and their codes)
         try:
-            with open(path, "rb") as handle:
-                data = handle.read(MAX_RECORD_BYTES + 1)
-        except FileNotFoundError:
-            raise AgentGraphError(codes.FILE_MISSING, f"No Run record at {path}") from None
-        except IsADirectoryError:
+            data = files.read_bytes(path, str(path), limit=MAX_RECORD_BYTES)
+        except AgentGraphError as error:
+            if error.code != codes.FILE_TOO_LARGE:
+                raise
             raise AgentGraphError(
-                codes.RUN_STATE_INVALID, f"--state is a directory: {path}"
+                codes.FILE_TOO_LARGE,
+                f"{path} is over 1 GiB: not a Run record agc can read",
+                error.diagnostics,
             ) from None
-        except OSError as error:
-            raise AgentGraphError(
-                codes.FILE_READ_FAILED, f"Cannot read {path}: {error.strerror or error}"
-            ) from None
-        if len(data) > MAX_RECORD_BYTES:
-            raise AgentGraphError(
-                codes.RUN_RECORD_INVALID, f"{path} is over 1 GiB: not a Run record"
-            )
         try:
             document = json.loads(data.decode("utf-8"))
         except UnicodeDecodeError as error:
@@ -222,9 +221,8 @@ class RunFile:
     def kept_program(self, digest: str) -> bytes | None:
         """The program kept for ``digest``, or None when there is none (or it is unreadable)."""
         try:
-            with open(self._program_path(digest), "rb") as handle:
-                return handle.read(MAX_RECORD_BYTES + 1)
-        except OSError:
+            return files.read_bytes(self._program_path(digest), digest, limit=MAX_RECORD_BYTES)
+        except AgentGraphError:
             return None
 
     # -- writing -------------------------------------------------------------------------

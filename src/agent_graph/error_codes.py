@@ -352,7 +352,9 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
         codes.FLOW_BRANCH_REF_UNKNOWN: "{ref.outcome} names no branch of the join's fork",
         codes.FLOW_JOIN_NOT_COMMAND: "a join is an Agent node",
         codes.FLOW_REF_JSON_INVALID: "a 执行Flow block is not a JSON object",
-        codes.FLOW_REF_ID_INVALID: "执行Flow flow is missing or not a valid id",
+        codes.FLOW_REF_ID_INVALID: (
+            "执行Flow flow is missing, not a valid id, or over 255 characters"
+        ),
         codes.FLOW_REF_EXTRA_FIELD: "a 执行Flow member other than flow and task",
         codes.FLOW_REF_EDGES_INVALID: (
             "a 执行Flow node has neither one plain edge nor exactly 已完成 and 已失败"

@@ -24,6 +24,8 @@ from .resources import PackageFiles
 AGENT_NEW, AGENT_REUSE, COMMAND, FLOW = "新建Agent", "复用Agent", "执行自定义命令", "执行Flow"
 COMMAND_KEYS: Final = ("command", "args", "stdin")
 FLOW_ID: Final = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+#: An id names a directory: file systems hold names of at most 255 bytes (ids are ASCII).
+MAX_FLOW_ID: Final = 255
 
 # [text](target "title"): a CommonMark inline link (or image), target bare or in <…>.
 _LINK: Final = re.compile(
@@ -232,7 +234,9 @@ def _only_constants(text: str) -> bool:
 
     try:
         json.loads(text, parse_constant=constant)
-    except ValueError:
+    except (ValueError, RecursionError):
+        # nested past the interpreter's stack: the lexer has said so already (deeper than
+        # its limit), so it is no NaN-only problem
         return False
     return bool(seen)
 
@@ -448,6 +452,15 @@ def _flow_call(action: Action, block: _Block, findings: Findings) -> None:
             f"执行Flow flow is {shown}; it names a sibling package: a letter, then letters, "
             "digits, - or _",
             *where,
+        )
+        action.valid = False
+    elif len(target) > MAX_FLOW_ID:
+        assert flow_key is not None
+        findings.error(
+            codes.FLOW_REF_ID_INVALID,
+            f"执行Flow flow {target[:40]!r}… is {len(target)} characters; it names a sibling "
+            f"package directory, and a directory name holds at most {MAX_FLOW_ID}",
+            *block.at(flow_key.value_offset),
         )
         action.valid = False
     else:

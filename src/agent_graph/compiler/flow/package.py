@@ -144,10 +144,16 @@ def load_children(closure: Closure, strict: bool) -> None:
         if target in closure.packages:
             continue  # a diamond: loaded (and checked) once
         child_root = package.root.parent / target
-        if not (child_root / "FLOW.md").is_file():
+        try:
+            found = (child_root / "FLOW.md").is_file()
+            reason = ""
+        except OSError as error:  # a path the system refuses (too long …): none is there
+            found, reason = False, f" ({error.strerror or error})"
+        if not found:
             package.findings.error(
                 codes.FLOW_REF_TARGET_MISSING,
-                f"执行Flow {target!r}: no sibling package {target}/FLOW.md next to {package.id}",
+                f"执行Flow {target!r}: no sibling package {target}/FLOW.md next to "
+                f"{package.id}{reason}",
                 *call.flow_at,
             )
             continue

@@ -149,6 +149,7 @@ def test_a_plain_resume_refuses_and_fail_interrupted_fails_the_run(
     with crash_when(monkeypatch, lambda d: bool(d["visits"])), pytest.raises(Crash):
         flow.run(pkg, "t", state=state)
     before = _files(tmp_path)
+    assert flow.status(state)["state"] == "running"
     for _ in range(2):  # refusing twice: refusing leaves nothing that a second one would see
         with pytest.raises(AgentGraphError) as refused:
             flow.resume(state)
@@ -260,3 +261,25 @@ def test_a_cwd_that_became_a_file_is_run_cwd_invalid(
     with pytest.raises(AgentGraphError) as missing:
         flow.resume(state, rerun_interrupted=True)
     assert missing.value.code == codes.RUN_CWD_MISSING
+
+
+def test_the_interrupted_summary_names_the_commands_cut_short(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stop = flow.Stop()
+    real = store.RunFile._write
+
+    def write(self: store.RunFile, document: dict[str, Any], *, new: bool) -> None:
+        real(self, document, new=new)
+        if document["parent"] is not None and document["visits"]:
+            stop.request(kill_children=False)  # as Ctrl-C does, while the child's command runs
+
+    monkeypatch.setattr(store.RunFile, "_write", write)
+    summary = flow.run(_child_flow(tmp_path), "t", state=tmp_path / "r.json", stop=stop)
+    monkeypatch.setattr(store.RunFile, "_write", real)
+    assert summary.state == "interrupted"
+    assert summary.to_json()["interruptedCommands"] == ["c → l"]
+    with pytest.raises(AgentGraphError) as refused:
+        flow.resume(tmp_path / "r.json")
+    assert refused.value.code == codes.COMMAND_INTERRUPTED
+    assert flow.resume(tmp_path / "r.json", rerun_interrupted=True).state == "completed"

@@ -54,6 +54,8 @@ class RunSummary:
         out = {"state": self.state, "runId": self.run_id, "flow": self.flow, "result": self.result}
         if self.error is not None:
             out["error"] = self.error
+        if self.interrupted:
+            out["interruptedCommands"] = list(self.interrupted)
         return out
 
 

@@ -22,7 +22,7 @@ from agent_graph import flow as flows
 from agent_graph.mcp.host import Host, ServeOptions
 from agent_graph.mcp.sdk_adapter import build_server
 from cli_support import ok_json
-from flow_run_support import agent, command, package
+from flow_run_support import Crash, agent, command, crash_when, package
 from mcp_support import Answers, with_client
 
 ERAS = pytest.mark.parametrize("mode", ["legacy", "auto"])
@@ -434,3 +434,38 @@ def test_resume_while_a_terminal_holds_the_run_is_refused(tmp_path: Path) -> Non
         assert code == "run-busy"
 
     with_client(build_server(setup.host()), "legacy", after)
+
+
+@ERAS
+def test_a_plain_resume_of_an_interrupted_command_is_refused_and_changes_nothing(
+    tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As ``agc flow resume`` does: only the user knows whether running a command that was
+    cut short again is safe, so resuming without ``rerunInterrupted`` starts no driver."""
+    setup = Setup(tmp_path)
+    package(
+        setup.flows,
+        "cut",
+        "start((开始)) --> a[a]\na -->|已执行| finish((结束))",
+        command("a", args=["-c", "open('MARK', 'w').close()"], program=sys.executable),
+    )
+    record = setup.record("h")
+    record.parent.mkdir(parents=True)
+    with crash_when(monkeypatch, lambda d: bool(d["visits"])), pytest.raises(Crash):
+        flows.run(setup.flows / "cut", "t", state=record, cwd=setup.work)
+    before = record.read_bytes()
+    answers = Answers()
+    accept(answers)  # the consent asked for the rerun
+
+    async def body(client: Any) -> None:
+        code = await error_code(client, "flow_control", {"run": "h", "action": "resume"})
+        assert code == "command-interrupted"
+        assert record.read_bytes() == before
+        assert not setup.ran()
+        again = {"run": "h", "action": "resume", "rerunInterrupted": True}
+        resumed = await call(client, "flow_control", again)
+        assert resumed["state"] == "completed"
+
+    with_client(build_server(setup.host()), mode, body, answers)
+    assert setup.ran()
+    assert flows.status(record)["state"] == "completed"

@@ -172,12 +172,22 @@ class FlowTools:
         else:
             if args["action"] != "resume" or fh.live(args["run"]) is not None:
                 return None
-            program = self._resumed_program(args["run"])
             fresh = bool(args.get("rerunInterrupted"))
+            if not fresh and self._cut_short(args["run"]):
+                return None  # the call refuses it without asking anyone
+            program = self._resumed_program(args["run"])
         commands = commands_of(program)
         if not commands or (program.fingerprint in fh.trusted and not fresh):
             return None
         return ConsentAsk(program.root.id, program.fingerprint, tuple(commands), fresh)
+
+    def _cut_short(self, handle: str) -> bool:
+        """Whether the Run has a command that was interrupted (a plain resume refuses)."""
+        from ..flow.runtime.resume import interrupted_commands
+        from ..flow.runtime.store import RunFile
+
+        fh = self._flow_host()
+        return bool(interrupted_commands(RunFile(fh.path(handle)), fh.record(handle)))
 
     def _resumed_program(self, handle: str) -> FlowProgram:
         from ..flow import compile
@@ -469,6 +479,11 @@ class FlowTools:
         program = self._resumed_program(handle)
         rerun = bool(args.get("rerunInterrupted"))
         file = fh.path(handle)
+        if not rerun:  # the user chooses: rerunInterrupted, or fail it in a terminal
+            from ..flow.runtime.api import check_interrupted
+            from ..flow.runtime.store import RunFile
+
+            check_interrupted(RunFile(file), doc)
         words = ["agc", "flow", "resume", "--state", os.fspath(file)]
         if rerun:
             words.append("--rerun-interrupted")

@@ -225,7 +225,7 @@ def resume(
         document = read(file)  # again, under the lock: the version we will drive
         program = _resumable(file, document, compile)
         if not (rerun_interrupted or fail_interrupted):
-            _check_interrupted(file, document)
+            check_interrupted(file, document)
         adapter = _adapter(agent)
         if adapter is None and _needs_agent(program):
             raise AgentGraphError(codes.AGENT_REQUIRED, _agent_hint(program))
@@ -241,9 +241,11 @@ def resume(
     return _summary(record)
 
 
-def _check_interrupted(file: RunFile, document: RunDoc) -> None:
-    """Refuse, changing nothing, a resume that would have to decide about a command that
-    may have had effects: only the person knows whether running it again is safe."""
+def check_interrupted(file: RunFile, document: RunDoc) -> None:
+    """``command-interrupted``, changing nothing, for a plain resume (``agc flow resume``, or
+    a host such as the MCP server before it starts a driver) that would have to decide about
+    a command that may have had effects: only the person knows whether running it again is
+    safe."""
     found = interrupted_commands(file, document)
     if not found:
         return

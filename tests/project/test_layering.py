@@ -62,8 +62,9 @@ ALLOWED: dict[str, set[str]] = {
     "flow": BASE | {"compiler", "compiler.flow", "ir", "flow.runtime", "flow.agents"},
     # the runtime runs Flow IR: no front end; the durable record, commands through exec
     "flow.runtime": BASE | {"documents", "ir", "exec", "flow.agents"},
-    # Agent adapters: the protocol and its transports, nothing of the runtime's
-    "flow.agents": BASE | {"exec"},
+    # Agent adapters: the protocol and its transports, nothing of the runtime's; an answer
+    # script is read through the documents layer's capped reader
+    "flow.agents": BASE | {"exec", "documents"},
     # pictures of graphs (Mermaid, DOT, SVG through Graphviz) and explanations: they read the
     # VM's evaluation trace and the Flow IR, and run Graphviz through exec; they evaluate nothing
     "pictures": BASE | {"ir", "vm", "exec"},

@@ -14,9 +14,9 @@ Meant for tests, demos and CI: no model is involved.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
-import stat
 import threading
 from pathlib import Path
 from typing import Any, Final
@@ -29,43 +29,14 @@ from .protocol import AgentAnswer, AgentFailure, AgentRequest
 MAX_SCRIPT_BYTES: Final = 32 * 1024 * 1024
 
 
-class NotScript(Exception):
-    """The file is no answer script: ``code`` and ``reason`` say why."""
-
-    def __init__(self, code: str, reason: str) -> None:
-        super().__init__(reason)
-        self.code = code
-        self.reason = reason
-
-
 def _read(path: Path) -> bytes:
-    """The file's bytes, opened without blocking (a FIFO would wait for a writer forever)
-    and read to the cap + 1 at most (``/dev/zero`` never ends)."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise NotScript(codes.FILE_READ_FAILED, "not a regular file")
-        if info.st_size > MAX_SCRIPT_BYTES:
-            raise _too_large()
-        chunks: list[bytes] = []
-        size = 0
-        # the size a file reports may be stale (it grows): the cap is on what is read
-        while size <= MAX_SCRIPT_BYTES and (chunk := os.read(fd, 1 << 20)):
-            chunks.append(chunk)
-            size += len(chunk)
-    finally:
-        os.close(fd)
-    if size > MAX_SCRIPT_BYTES:
-        raise _too_large()
-    return b"".join(chunks)
+    """The file's bytes through the capped, non-blocking reader every input file goes
+    through (a FIFO is refused rather than waited on, ``/dev/zero`` is cut at the cap)."""
+    from ...documents.files import read_bytes
 
-
-def _too_large() -> NotScript:
-    return NotScript(
-        codes.FILE_TOO_LARGE, f"over the {MAX_SCRIPT_BYTES // (1024 * 1024)} MiB limit"
-    )
+    if not os.path.lexists(path):  # as before: a missing script is a bad --agent spec
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path))
+    return read_bytes(Path(os.path.abspath(path)), str(path), MAX_SCRIPT_BYTES)
 
 
 class ScriptAdapter:
@@ -115,9 +86,9 @@ def from_spec(rest: str) -> ScriptAdapter:
         raise AgentGraphError(codes.AGENT_SPEC_INVALID, "script: needs a file: --agent script:FILE")
     try:
         return ScriptAdapter(rest)
-    except NotScript as error:
+    except AgentGraphError as error:  # a special file, or over the cap: the reader's code
         raise AgentGraphError(
-            error.code, f"Cannot read the answer script {rest}: {error.reason}"
+            error.code, f"The answer script {rest} is refused: {error.message}"
         ) from None
     except (OSError, UnicodeDecodeError) as error:
         reason = getattr(error, "strerror", None) or str(error)

@@ -162,3 +162,21 @@ def assert_log_whole(document: dict[str, Any]) -> None:
         assert event["runId"] == document["runId"]
     completed = [v for v in document["visits"] if v["status"] == "completed"]
     assert len([e for e in events if e["type"] == "visited"]) == len(completed)
+
+
+def slow_command_flow(tmp_path: Path) -> tuple[Path, Path]:
+    """A Flow whose first command writes its pid to ``pid`` and sleeps 1.5 s, then a quick
+    second command: the package and the pid file (to signal the command by)."""
+    pid = tmp_path / "pid"
+    js = (
+        f"require('fs').writeFileSync({json.dumps(str(pid))}, String(process.pid));"
+        "setTimeout(()=>process.stdout.write('slept'),1500)"
+    )
+    pkg = package(
+        tmp_path,
+        "slow",
+        "start((开始)) --> a[a]\na -->|已执行| b[b]\nb -->|已执行| finish((结束))",
+        command("a", js),
+        command("b", "process.stdout.write('b')"),
+    )
+    return pkg, pid

@@ -20,7 +20,16 @@ import pytest
 from agent_graph import codes, flow
 from agent_graph.errors import AgentGraphError
 from agent_graph.flow.runtime import status, store
-from flow_run_support import Crash, call, command, crash_when, package, read, visited
+from flow_run_support import (
+    Crash,
+    call,
+    command,
+    crash_when,
+    package,
+    read,
+    slow_command_flow,
+    visited,
+)
 
 PYTHON_AGC = (sys.executable, "-m", "agent_graph")
 BOTH = ("--rerun-interrupted", "--fail-interrupted")
@@ -82,18 +91,7 @@ def _crashed_in_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.mark.slow
 def test_ctrl_c_during_a_command_then_plain_resume_refuses_then_rerun(tmp_path: Path) -> None:
-    pid = tmp_path / "pid"
-    js = (
-        f"require('fs').writeFileSync({json.dumps(str(pid))}, String(process.pid));"
-        "setTimeout(()=>process.stdout.write('slept'),1500)"
-    )
-    pkg = package(
-        tmp_path,
-        "slow",
-        "start((开始)) --> a[a]\na -->|已执行| b[b]\nb -->|已执行| finish((结束))",
-        command("a", js),
-        command("b", "process.stdout.write('b')"),
-    )
+    pkg, pid = slow_command_flow(tmp_path)
     state = tmp_path / "my run.json"  # a space: the printed commands must quote it
     proc = subprocess.Popen(
         [*PYTHON_AGC, "flow", "run", str(pkg), "--task", "t", "--state", str(state)],

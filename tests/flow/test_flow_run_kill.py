@@ -28,6 +28,7 @@ from flow_run_support import (
     crash_when,
     package,
     read,
+    slow_command_flow,
     visited,
 )
 
@@ -83,22 +84,6 @@ def kill_group_of(pid_file: Path) -> None:
     if pid_file.exists():
         with contextlib.suppress(ProcessLookupError, ValueError):
             os.killpg(int(pid_file.read_text("utf-8")), signal.SIGKILL)
-
-
-def slow_command_flow(tmp_path: Path) -> tuple[Path, Path]:
-    pid = tmp_path / "pid"
-    js = (
-        f"require('fs').writeFileSync({json.dumps(str(pid))}, String(process.pid));"
-        "setTimeout(()=>process.stdout.write('slept'),1500)"
-    )
-    pkg = package(
-        tmp_path,
-        "slow",
-        "start((开始)) --> a[a]\na -->|已执行| b[b]\nb -->|已执行| finish((结束))",
-        command("a", js),
-        command("b", "process.stdout.write('b')"),
-    )
-    return pkg, pid
 
 
 def test_sigkill_during_a_command_then_resume(tmp_path: Path) -> None:

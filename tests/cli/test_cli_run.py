@@ -214,6 +214,29 @@ def test_status_refuses_another_providers_run(
     assert error_of(["route", "report", "-m", MANIFEST, "--state", state], capsys) == error
 
 
+def test_status_without_a_provider_names_the_runs_provider(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No -m, no ./provider.yaml: the Run names its Provider; no `agc init` hint, which
+    would start an unrelated Provider here."""
+    state = start(capsys)
+    assert not (here / "provider.yaml").exists()
+    code, out, err = run(["run", "status", "--state", state], capsys)
+    assert code == 1
+    assert out == ""
+    assert "agc init" not in err
+    command = f"agc run status --state {here / state} -m MANIFEST"
+    assert err.splitlines()[0] == (
+        "provider.yaml: file-missing: Run "
+        f"{json.loads((here / state).read_text('utf-8'))['id']} is of Provider "
+        f"example.weekly-report and there is no ./provider.yaml here; add that Provider's "
+        f"manifest: {command}"
+    )
+    words = shlex.split(command.replace("MANIFEST", MANIFEST))[1:]  # filled in, it runs
+    code, out, _ = run(words, capsys)
+    assert code == 0, out
+
+
 # -- record, facts, authority -------------------------------------------------------------
 
 

@@ -17,7 +17,7 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
 
 from .. import codes
 from ..errors import AgentGraphError, Diagnostic
@@ -82,6 +82,26 @@ def visible(text: str, column: int | None = None) -> tuple[str, int]:
     return "".join(shown), offset
 
 
+#: Columns of a source line shown around the caret: a minified one-line document must
+#: not print itself (and a caret line as long) once per finding.
+EXCERPT_WIDTH: Final = 120
+
+
+def window(shown: str, column: int, width: int = EXCERPT_WIDTH) -> tuple[str, int]:
+    """At most ``width`` columns of ``shown`` around 0-based ``column``, with ``…`` where
+    the line goes on, and where the column lands in the excerpt."""
+    if len(shown) <= width:
+        return shown, column
+    start = max(0, min(column - width // 2, len(shown) - width))
+    end = start + width
+    excerpt, caret = shown[start:end], column - start
+    if start > 0:
+        excerpt, caret = "…" + excerpt, caret + 1
+    if end < len(shown):
+        excerpt += "…"
+    return excerpt, caret
+
+
 def _message(diagnostic: Diagnostic) -> str:
     """The message without the position the location already gives (parse errors)."""
     if diagnostic.line is None:
@@ -100,7 +120,7 @@ def describe(diagnostic: Diagnostic, bases: Sequence[Path]) -> list[str]:
     text = _source_line(diagnostic, bases)
     if text is not None and diagnostic.line is not None:
         gutter = f"{diagnostic.line:>5} | "
-        shown, column = visible(text, diagnostic.column)
+        shown, column = window(*visible(text, diagnostic.column))
         lines.append(gutter + shown)
         lines.append(" " * (len(gutter) - 2) + "| " + " " * column + "^")
     return lines

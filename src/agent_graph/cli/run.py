@@ -126,6 +126,28 @@ def _status_hint(path: str, opts: Options, known: RunProvider | None = None) -> 
     return f"Next: {shell_command(command)}"
 
 
+def _refuse_unknown_provider(opts: Options, state: str) -> None:
+    """With no Provider option and no ``./provider.yaml``, the Run says whose it is.
+
+    Read first, so a Flow record or a damaged file is named as such; then the refusal
+    names the Run's Provider and the option to add, instead of ``agc init``, which would
+    start an unrelated Provider here.
+    """
+    if opts.manifest or opts.skill or opts.registry or os.path.isfile(DEFAULT_MANIFEST):
+        return
+    from ..errors import AgentGraphError, Diagnostic
+    from ..runs import read_run
+
+    run = read_run(state)
+    command = shell_command(["agc", "run", "status", "--state", _absolute(state)])
+    message = (
+        f"Run {run.id} is of Provider {run.provider} and there is no ./{DEFAULT_MANIFEST} "
+        f"here; add that Provider's manifest: {command} -m MANIFEST"
+    )
+    diagnostic = Diagnostic(codes.FILE_MISSING, message, path=DEFAULT_MANIFEST)
+    raise AgentGraphError(codes.FILE_MISSING, message, [diagnostic])
+
+
 def _check_selection(context: Loaded, graph: str, entry: str) -> None:
     """A Run of a Graph or Entry the Provider lacks could never route (the reference allows it)."""
     from ..errors import AgentGraphError
@@ -263,6 +285,7 @@ def run_status_command(ctx: click.Context, /, state: str, **local: Any) -> None:
     from ..runs import evaluation_input, read_run
 
     opts = options(ctx, **local)
+    _refuse_unknown_provider(opts, state)
     context = load(opts, need="both")
     run = read_run(state, context.provider.id)  # whose Run, before how it is written
     evaluation = context.runnable.evaluate(run.graph, run.entry, evaluation_input(run))

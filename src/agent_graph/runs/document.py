@@ -28,6 +28,8 @@ from ..vm.state import check_json
 RUN_SCHEMA: Final = "agent-graph.run.v1"
 RUN_SCHEMA_VERSION: Final = 1
 _SCHEMA_IDENTITY: Final = re.compile(r"^agent-graph\.run\.v([0-9]+)\Z")
+#: ``flow.runtime.state.SCHEMA`` (runs may not import flow; a test keeps the two equal).
+FLOW_RECORD_SCHEMA: Final = "agent-graph.flow-run.v1"
 
 # Event types written by the stores (docs/runs.md).
 RUN_STARTED: Final = "run.started"
@@ -460,10 +462,24 @@ def resumed(document: Mapping[str, Any], checkpoint_name: str, at: str) -> dict[
 
 
 def check_version(value: Any, display: str) -> None:
-    """A Run written by a newer toolchain is refused by name, not as a schema mismatch."""
+    """A Run written by a newer toolchain, or a Flow Run record, is refused by name, not
+    as a list of schema findings."""
     if not isinstance(value, Mapping):
         return
     identity = value.get("schema")
+    if identity == FLOW_RECORD_SCHEMA:
+        # said in one line: a Flow record is no Run with 184 schema findings
+        import shlex
+
+        message = (
+            f"{display} is a Flow Run record ({identity}), not a Graph Run; "
+            f"read it with: agc flow status --state {shlex.quote(display)}"
+        )
+        raise AgentGraphError(
+            codes.RUN_INVALID,
+            message,
+            [Diagnostic(codes.RUN_INVALID, message, path=display, pointer="/schema")],
+        )
     match = _SCHEMA_IDENTITY.match(identity) if isinstance(identity, str) else None
     if match is not None and int(match.group(1)) > RUN_SCHEMA_VERSION:
         raise AgentGraphError(

@@ -1,0 +1,100 @@
+"""Issue 27, errors that teach: a Flow Run record given to the Graph Run commands says
+what it is in one line, and a source excerpt is a window around the caret."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from agent_graph import flow
+from agent_graph.cli.render import EXCERPT_WIDTH, describe, window
+from agent_graph.errors import Diagnostic
+from agent_graph.flow.runtime.state import SCHEMA
+from agent_graph.runs.document import FLOW_RECORD_SCHEMA
+from cli_support import run
+
+FLOW = """---
+name: tiny
+description: One command.
+---
+
+```mermaid
+flowchart TD
+  start((开始)) --> a[a]
+  a -->|已执行| finish((结束))
+```
+
+## a
+
+```执行自定义命令
+{"command": "true"}
+```
+
+### 已执行
+
+Ran.
+"""
+
+
+def test_the_runs_layer_names_the_flow_record_identity_the_runtime_writes() -> None:
+    assert FLOW_RECORD_SCHEMA == SCHEMA
+
+
+@pytest.mark.parametrize("command", ["status", "events"])
+def test_a_flow_record_given_to_agc_run_is_named_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    package = tmp_path / "tiny"
+    package.mkdir()
+    (package / "FLOW.md").write_text(FLOW, encoding="utf-8")
+    record = tmp_path / "r.json"
+    assert flow.run(package, "t", state=record).state == "completed"
+
+    code, out, err = run(["run", command, "--state", str(record)], capsys)
+    assert code == 1
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 2, err  # the finding and the count, not one per schema finding
+    assert "run-invalid" in lines[0]
+    assert "is a Flow Run record (agent-graph.flow-run.v1), not a Graph Run" in lines[0]
+    hint = lines[0].split("read it with: ", 1)[1]
+    code, out, _ = run(shlex.split(hint)[1:], capsys)  # runs as printed
+    assert code == 0
+    assert "completed" in out
+
+    code, out, err = run(["run", command, "--state", str(record), "--format", "json"], capsys)
+    assert code == 1
+    error = json.loads(out or err)["error"]
+    assert error["code"] == "run-invalid"
+    assert [d["detail"]["pointer"] for d in error["diagnostics"]] == ["/schema"]
+
+
+def test_a_minified_document_is_shown_as_a_window_around_the_caret(tmp_path: Path) -> None:
+    members = ", ".join(f'"key{n}": {n}' for n in range(600))
+    source = tmp_path / "one-line.json"
+    source.write_text("{" + members + "}", encoding="utf-8")
+    target = members.index('"key300"') + 2  # 1-based column of the member, after "{"
+    finding = Diagnostic("schema-invalid", "not allowed", path=source.name, line=1, column=target)
+    _, excerpt, caret = describe(finding, [tmp_path])
+    gutter = len("    1 | ")
+    assert len(excerpt) <= gutter + EXCERPT_WIDTH + 2  # the window and its two ellipses
+    assert excerpt[gutter] == "…"
+    assert excerpt.endswith("…")
+    assert excerpt[caret.index("^")] == '"'
+    assert excerpt[caret.index("^") :].startswith('"key300"')
+
+
+@pytest.mark.parametrize(
+    ("length", "column"), [(10, 3), (500, 0), (500, 499), (500, 250), (500, 700)]
+)
+def test_the_window_keeps_the_caret_on_its_character(length: int, column: int) -> None:
+    line = "".join(chr(ord("a") + n % 26) for n in range(length))
+    excerpt, caret = window(line, column)
+    assert len(excerpt) <= EXCERPT_WIDTH + 2
+    if column < length:
+        assert excerpt[caret] == line[column]
+    else:
+        assert caret >= len(excerpt.rstrip("…"))

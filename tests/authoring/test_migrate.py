@@ -9,6 +9,7 @@ no legacy warning, ``--check`` clean, the same graph-test verdicts, every commen
 from __future__ import annotations
 
 import json
+import shlex
 import os
 import shutil
 import stat
@@ -63,8 +64,12 @@ def check_migration(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert legacy_warnings(root, capsys), "a 0.2-era Provider warns before migration"
     before_verdicts = verdicts(root, capsys)
     before_comments = comment_lines(root)
-    assert run(["migrate", "-m", str(root), "--check"], capsys)[0] == 1
-    code, out, err = run(["migrate", "-m", str(root), "--write", "--format", "json"], capsys)
+    code, out, _ = run(["migrate", "-m", str(root), "--check"], capsys)
+    assert code == 1
+    hint = out.splitlines()[-1]  # the printed hint keeps -m, so it runs as printed
+    assert hint == f"Next: agc migrate -m {shlex.quote(str(root))} --write"
+    words = shlex.split(hint.removeprefix("Next: "))[1:]
+    code, out, err = run([*words, "--format", "json"], capsys)
     assert code == 0, err
     assert json.loads(out)["state"] == "migrated"
     assert legacy_warnings(root, capsys) == []

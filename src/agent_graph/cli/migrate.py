@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from .context import manifest_path, options
-from .options import provider_options
+from .options import provider_options, shell_command
 from .render import emit, warnings_lines
 
 
@@ -47,12 +47,12 @@ def migrate_command(ctx: click.Context, /, check: bool, write: bool, **local: An
     findings = warnings_lines(plan.findings, opts.bases())
     if opts.fmt == "human" and findings:
         sys.stderr.write("\n".join(findings) + "\n")
-    emit(opts.fmt, document, _lines(mode, plan, written))
+    emit(opts.fmt, document, _lines(mode, plan, written, opts.manifest))
     if check and plan.texts:
         ctx.exit(1)
 
 
-def _lines(mode: str, plan: Any, written: list[str]) -> list[str]:
+def _lines(mode: str, plan: Any, written: list[str], manifest: str | None) -> list[str]:
     if not plan.texts:
         return ["Nothing to migrate: the Provider already uses the 0.3.1 identities"]
     if mode == "diff":
@@ -60,5 +60,7 @@ def _lines(mode: str, plan: Any, written: list[str]) -> list[str]:
     changes = [f"{c.path}:{c.line}: {c.code}: {c.before} -> {c.after}" for c in plan.changes]
     if mode == "check":
         count = len(plan.files)
-        return [*changes, f"{count} file(s) would change; run agc migrate --write to apply"]
+        where = [] if manifest is None else ["-m", manifest]  # so the hint runs as printed
+        apply = shell_command(["agc", "migrate", *where, "--write"])
+        return [*changes, f"{count} file(s) would change; apply them:", f"Next: {apply}"]
     return [*changes, f"Migrated {len(written)} file(s): {', '.join(written)}"]

@@ -9,8 +9,8 @@ no legacy warning, ``--check`` clean, the same graph-test verdicts, every commen
 from __future__ import annotations
 
 import json
-import shlex
 import os
+import shlex
 import shutil
 import stat
 import subprocess

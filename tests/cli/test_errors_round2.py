@@ -98,3 +98,39 @@ def test_the_window_keeps_the_caret_on_its_character(length: int, column: int) -
         assert excerpt[caret] == line[column]
     else:
         assert caret >= len(excerpt.rstrip("…"))
+
+
+WEEKLY = "examples/weekly-report/provider.yaml"
+REPO_STATS = "examples/flows/repo-stats"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["resource", "materialize", "x", "--revision", "r", "--cache", "c", "--timeout-ms", "abc"],
+        ["resource", "materialize", "x", "--revision", "r", "--cache", "c", "--timeout-ms", "0"],
+        ["flow", "run", REPO_STATS, "--task", "t", "--state", "s.json", "--command-timeout", "x"],
+        ["flow", "run", REPO_STATS, "--task", "t", "--state", "s.json", "--max-visits", "abc"],
+        ["flow", "run", REPO_STATS, "--task", "t", "--state", "s.json", "--max-parallel", "0"],
+        ["validate", "-m", WEEKLY, "--format", "xml"],
+        ["graph", "-m", WEEKLY, "--format", "bad"],
+        ["evaluate", "-m", WEEKLY, "--colour", "bad"],
+        ["mcp", "config", "nope"],
+    ],
+    ids=lambda args: " ".join(args[:2] + args[-2:]),
+)
+def test_a_bad_option_value_exits_2_everywhere(
+    args: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(root)
+    args = [str(tmp_path / a) if a in ("c", "s.json") else a for a in args]
+    if args[0] == "resource":
+        args += ["-m", WEEKLY]
+    code, out, err = run(args, capsys)
+    assert code == 2, err
+    assert out == ""
+    assert list(tmp_path.iterdir()) == []  # nothing written

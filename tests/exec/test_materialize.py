@@ -438,7 +438,7 @@ def test_cli_numeric_options(
             "-m",
             manifest,
         )
-        assert code == 1
+        assert code == 2  # a bad option value is a usage error (docs/providers.md)
         assert err == f"ERROR option-invalid: Expected a positive integer, received: {value}\n"
     assert _empty(tmp_path / "c")
 

@@ -5,22 +5,27 @@ failure reads the same whichever ran."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from .. import codes
 from ..errors import AgentGraphError
 from .render import FORMATS, emit_error
 from .words import manifest_bases
 
+#: The coded errors that are a bad option value: exit 2, as click's own usage errors.
+USAGE_CODES: Final = frozenset({codes.FORMAT_INVALID, codes.OPTION_INVALID, codes.USAGE_INVALID})
+
 
 def failure_exit(exc: BaseException, fmt: str, args: Sequence[str]) -> int:
     """Report ``exc`` (an :class:`AgentGraphError`, an interrupt or anything unexpected)
-    and return the exit code: 1, 2 for ``format-invalid``, 130 for an interrupt."""
+    and return the exit code: 1, 2 for a bad option value (:data:`USAGE_CODES`), 130 for
+    an interrupt."""
     if isinstance(exc, KeyboardInterrupt):
         return 130
     shown = fmt if fmt in FORMATS else "human"
     if isinstance(exc, AgentGraphError):
         emit_error(shown, exc, manifest_bases(args))
-        return 2 if exc.code == codes.FORMAT_INVALID else 1
+        return 2 if exc.code in USAGE_CODES else 1
     if isinstance(exc, RecursionError):  # a last guard: deep input never prints a traceback
         message = "input nests too deeply"
     else:

@@ -217,3 +217,35 @@ def test_a_readable_provider_still_compiles_the_same(tmp_path: Path) -> None:
         agent_graph.compile_provider(WEEKLY / "provider.yaml").to_bytes()
     )
     assert digest_file(root / "provider.yaml") == digest_file(WEEKLY / "provider.yaml")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "device"])
+def test_a_manifest_that_is_not_a_regular_file_says_so_not_missing(
+    tmp_path: Path, kind: str
+) -> None:
+    manifest = tmp_path / "provider.yaml"
+    if kind == "fifo":
+        os.mkfifo(manifest)
+    elif kind == "directory":
+        manifest.mkdir()
+    else:
+        manifest = Path(os.devnull)
+    with pytest.raises(AgentGraphError) as info:
+        load_provider(manifest)  # returns at once: a FIFO is never opened
+    assert info.value.code == "file-missing"
+    what = {"fifo": "a FIFO", "directory": "a directory", "device": "a device"}[kind]
+    assert info.value.message == f"provider manifest is {what}, not a regular file: {manifest}"
+
+
+def test_a_bundle_file_that_is_a_fifo_says_so(tmp_path: Path) -> None:
+    from agent_graph.cli import main
+
+    bundle = tmp_path / "b"
+    assert main(["build", "-m", str(WEEKLY / "provider.yaml"), str(bundle)]) == 0
+    binding = bundle / "ir" / "binding.json"
+    binding.unlink()
+    os.mkfifo(binding)
+    with pytest.raises(AgentGraphError) as info:
+        load_provider(bundle / "manifest.json")
+    assert info.value.code == "file-missing"
+    assert info.value.message.endswith(f"is a FIFO, not a regular file: {binding}")

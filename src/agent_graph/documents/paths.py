@@ -86,8 +86,24 @@ def ensure_file(path: Path, label: str, origin: Origin) -> None:
         ) from None
     except (OSError, ValueError):
         info = None
-    if info is None or not stat.S_ISREG(info.st_mode):
+    if info is None:
         raise origin.fail(codes.FILE_MISSING, f"{label} does not exist: {path}")
+    if not stat.S_ISREG(info.st_mode):  # it exists: "missing" would send the user looking
+        raise origin.fail(
+            codes.FILE_MISSING, f"{label} is {_kind(info.st_mode)}, not a regular file: {path}"
+        )
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a special file"
 
 
 def ensure_contained_file(root: Path, path: Path, label: str, origin: Origin) -> None:

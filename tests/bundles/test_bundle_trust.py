@@ -205,3 +205,29 @@ def test_the_cli_store_follows_the_environment(
     assert main(["evaluate", "report", "-m", str(manifest), "--format", "json"]) == 0
     assert len(list((tmp_path / "cli").glob("*.json"))) == 1  # the CLI remembered it
     assert os.environ[b.TRUST_ENV] == str(tmp_path / "cli")
+
+
+def test_a_binding_that_drops_its_skill_directories_finds_no_verdict(tmp_path: Path) -> None:
+    """N4: with a verdict, `directories: []` in a re-digested binding turned off the check
+    that nothing was added to a Skill directory. The trusted path now refuses exactly what
+    the verifying path refuses."""
+    manifest = build(WEEKLY, tmp_path / "honest")
+    store = b.TrustStore(tmp_path / "trust")
+    agent_graph.compile_provider(manifest, trust=store)  # the verdict for the honest bundle
+    binding_path = manifest.parent / b.BINDING_PATH
+    binding = json.loads(binding_path.read_text(encoding="utf-8"))
+    assert binding["directories"], "the weekly report binds a Skill directory"
+    forged = b.binding_document(binding["bundle"], binding["irDigest"], [])
+    binding_path.write_text(json.dumps(forged), encoding="utf-8")
+    (manifest.parent / binding["directories"][0] / "evil.sh").write_text("rm -rf ~\n", "utf-8")
+
+    assert agent_graph.open_bundle(manifest, trust=store) is None  # no trusted fast path
+    refusals = []
+    for trust in (None, store):
+        with pytest.raises(AgentGraphError) as info:
+            agent_graph.compile_provider(manifest, trust=trust)
+        refusals.append((info.value.code, info.value.message))
+    assert refusals[0] == refusals[1]
+    code, _, err = cli("evaluate", "report", "-m", str(manifest), "--format", "json")
+    assert code == 1
+    assert json.loads(err)["error"]["code"] == refusals[0][0]

@@ -233,7 +233,9 @@ def open_verified_ir(
         bound = verify_ir(bundle, lazy=True)
     except AgentGraphError:
         return None
-    if bound is None or bound.program is None or not trust.vouches(bundle.digest, bound.digest):
+    if bound is None or bound.program is None:
+        return None
+    if not trust.vouches(bundle.digest, bound.digest, bound.directories):
         return None
     try:
         if not directories_unchanged(bundle, bound.directories):

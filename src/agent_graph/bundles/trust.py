@@ -5,9 +5,14 @@ The IR beside them is derived data that the manifest does not cover: whoever can
 replace the IR can also rewrite its binding, so the binding proves nothing about
 where the IR came from. An IR is therefore trusted only when this toolchain has
 compiled the bundle's sources and obtained exactly its bytes. A :class:`TrustStore`
-remembers that verdict, keyed by (manifest digest, IR digest, agc version, IR format),
-so the next load of the same bundle skips the compile. The store belongs to the host
-(a folder it chooses, outside any bundle); a bundle can never vouch for itself.
+remembers that verdict, keyed by (manifest digest, IR digest, Skill directories, agc
+version, IR format), so the next load of the same bundle skips the compile. The Skill
+directories are in the key because the trusted path takes them from the binding, which
+anyone can rewrite and re-digest: a binding listing fewer directories than the sources
+compile to (``directories: []`` turns off the check that nothing was added to a Skill)
+finds no verdict and takes the verifying path, which refuses what it always refused.
+The store belongs to the host (a folder it chooses, outside any bundle); a bundle can
+never vouch for itself.
 See ``docs/trust.md``.
 """
 
@@ -16,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..protocol import __version__
@@ -32,20 +38,28 @@ class TrustStore:
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.directory = Path(directory)
 
-    def _entry(self, manifest_digest: str, ir_digest: str) -> Path:
+    def _entry(self, manifest_digest: str, ir_digest: str, directories: Sequence[str]) -> Path:
         from ..ir.codec import FORMAT_VERSION
 
-        key = f"{manifest_digest}\n{ir_digest}\n{__version__}\n{FORMAT_VERSION}"
+        listed = json.dumps(sorted(directories))
+        key = f"{manifest_digest}\n{ir_digest}\n{listed}\n{__version__}\n{FORMAT_VERSION}"
         return self.directory / f"{hashlib.sha256(key.encode()).hexdigest()}.json"
 
-    def vouches(self, manifest_digest: str, ir_digest: str) -> bool:
-        """Whether this IR was verified for this manifest (by this agc version)."""
-        return self._entry(manifest_digest, ir_digest).is_file()
+    def vouches(self, manifest_digest: str, ir_digest: str, directories: Sequence[str]) -> bool:
+        """Whether this IR, with these Skill directories to check, was verified for this
+        manifest (by this agc version)."""
+        return self._entry(manifest_digest, ir_digest, directories).is_file()
 
-    def remember(self, manifest_digest: str, ir_digest: str) -> None:
-        """Record a verified IR; a store that cannot be written only costs speed."""
-        entry = self._entry(manifest_digest, ir_digest)
-        record = {"bundle": manifest_digest, "ir": ir_digest, "agc": __version__}
+    def remember(self, manifest_digest: str, ir_digest: str, directories: Sequence[str]) -> None:
+        """Record a verified IR and the Skill directories its sources compile to; a store
+        that cannot be written only costs speed."""
+        entry = self._entry(manifest_digest, ir_digest, directories)
+        record = {
+            "bundle": manifest_digest,
+            "ir": ir_digest,
+            "directories": sorted(directories),
+            "agc": __version__,
+        }
         temp = entry.with_name(f".{entry.name}.{os.urandom(4).hex()}")
         try:
             self.directory.mkdir(parents=True, exist_ok=True)

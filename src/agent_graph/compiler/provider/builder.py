@@ -233,7 +233,7 @@ def build_bundle(
         journal.finish()  # from here the working directory is exactly the bundle
         swap(working, destination, previous)
         if trust is not None:
-            trust.remember(manifest["digest"], ir_digest)
+            trust.remember(manifest["digest"], ir_digest, directories)
     except OSError as exc:
         abandon(working, journal, created)
         raise AgentGraphError(

@@ -25,7 +25,7 @@ from ...documents.sourcemap import Document
 from ...documents.sources import read_structured
 from ...errors import AgentGraphError, ProblemSink
 from ...ir import records as r
-from .bundle_check import verify_against_provider
+from .bundle_check import skill_directories, verify_against_provider
 from .digests import compute_digests
 from .loader import ProviderLoader
 from .loose_ends import bound_skill_warnings, unlisted_file_warnings
@@ -202,7 +202,10 @@ def verify_bundle_ir(state: ProviderState) -> None:
     bound, built = state.bound, state.built
     if bound is None or built is None:
         return
-    if state.trust is not None and state.trust.vouches(built.digest, bound.digest):
+    assert state.provider is not None
+    # the directories the sources say, never the binding's (docs/trust.md)
+    directories = skill_directories(state.provider)
+    if state.trust is not None and state.trust.vouches(built.digest, bound.digest, directories):
         state.ir, state.data = bound.program, bound.data
         return
     lower(state)
@@ -214,7 +217,7 @@ def verify_bundle_ir(state: ProviderState) -> None:
             "rebuild the bundle (agc build) from its sources",
         )
     if state.trust is not None:
-        state.trust.remember(built.digest, bound.digest)
+        state.trust.remember(built.digest, bound.digest, directories)
 
 
 def lower(state: ProviderState) -> None:

@@ -113,3 +113,22 @@ def test_syntax_error_is_parse_failed_with_position() -> None:
         YamlEditor("a: [1\n", display="f.yaml")
     assert caught.value.code == "parse-failed"
     assert caught.value.diagnostics[0].line is not None
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\n"])
+def test_inserted_lines_take_the_files_own_line_ending(newline: str) -> None:
+    """N14: an import into a CRLF file added LF lines; every edit keeps the file's ending."""
+    text = newline.join(["id: demo", "graphs:", "  - graphs/a.yaml", "codes:", "  first: 1", ""])
+    editor = YamlEditor(text, display="provider.yaml")
+    editor.insert_item("/graphs", 1, "graphs/b.yaml")
+    editor.add_key("/codes", "second", 2)
+    editor.add_key("/codes", "nested", {"a": 1})
+    result = editor.result()
+    assert parse_yaml(result)[0] == {
+        "id": "demo",
+        "graphs": ["graphs/a.yaml", "graphs/b.yaml"],
+        "codes": {"first": 1, "second": 2, "nested": {"a": 1}},
+    }
+    lines = result.split(newline)
+    assert len(lines) == len(text.split(newline)) + 4  # b.yaml, second, nested and a
+    assert not any("\r" in line or "\n" in line for line in lines)  # no other ending

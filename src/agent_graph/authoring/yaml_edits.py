@@ -197,6 +197,18 @@ class YamlEditor:
         self.is_json = is_json
         self.bom = _BOM if text.startswith(_BOM) else ""
         self.text = text[len(self.bom) :]
+        first_break = _BREAKS.search(self.text)
+        # inserted lines take the file's own line ending: a CRLF file stays CRLF (N14)
+        self.newline = (
+            first_break.group()
+            if first_break
+            and first_break.group()
+            in (
+                "\r\n",
+                "\r",
+            )
+            else "\n"
+        )
         try:
             self.value, _ = parse_json(self.text) if is_json else parse_yaml(self.text)
         except ParseError as error:
@@ -369,6 +381,8 @@ class YamlEditor:
             if start < end:
                 raise _failure(self.display, f"{self.display}: two edits overlap")
         for start, end, replacement in reversed(ordered):
+            if self.newline != "\n":
+                replacement = replacement.replace("\n", self.newline)
             text = text[:start] + replacement + text[end:]
         try:
             value, _ = parse_json(text) if self.is_json else parse_yaml(text)

@@ -204,6 +204,8 @@ MIGRATE_RANGE_MANUAL: Final = "migrate-range-manual"
 MIGRATE_LOCATION_ENVELOPE_MANUAL: Final = "migrate-location-envelope-manual"
 YAML_EDIT_FAILED: Final = "yaml-edit-failed"
 FILE_READ_ONLY: Final = "file-read-only"
+WRITE_CONFLICT: Final = "write-conflict"
+WRITE_JOURNAL_INVALID: Final = "write-journal-invalid"
 
 # Flow packages (`agc flow`, `agent_graph.flow`)
 FLOW_ENTRY_INVALID: Final = "flow-entry-invalid"

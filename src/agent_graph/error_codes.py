@@ -240,6 +240,8 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
         codes.MIGRATE_LOCATION_ENVELOPE_MANUAL: "finding: a file names resource-location.v1",
         codes.YAML_EDIT_FAILED: "a targeted edit would not read back as intended; nothing written",
         codes.FILE_READ_ONLY: "a file to be changed is read-only; nothing was written",
+        codes.WRITE_CONFLICT: "a file was saved after the command read it; nothing was written",
+        codes.WRITE_JOURNAL_INVALID: "an interrupted commit left a journal agc cannot read",
     },
     "Flow packages (`agc flow`, `agent_graph.flow`)": {
         codes.FLOW_ENTRY_INVALID: (

@@ -206,24 +206,40 @@ def test_read_only_file_changes_nothing(tmp_path: Path, capsys: pytest.CaptureFi
     assert snapshot(root) == before
 
 
+@pytest.mark.parametrize("where", ["_write_new", "replace"])
 def test_failed_write_is_rolled_back(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
+    """A full disk while the new contents are written, or while the second file is renamed
+    in (after the first was): nothing changed, no debris, no journal."""
+    from agent_graph.authoring import commit_journal
 
     root = shutil.copytree(LEGACY / "release-notes", tmp_path / "p")
     before = snapshot(root)
-    from agent_graph.documents.files import write_atomic as real
-
     calls = []
+    if where == "_write_new":
+        real_write = commit_journal._write_new
 
-    def failing(path: Path, data: bytes, **kw: Any) -> None:
-        calls.append(path)
-        if len(calls) == 2:
-            raise OSError(28, "No space left on device")
-        real(path, data, **kw)
+        def failing_write(path: Path, data: bytes, mode: int) -> None:
+            calls.append(path)
+            if len(calls) == 2:
+                raise OSError(28, "No space left on device")
+            real_write(path, data, mode)
 
-    monkeypatch.setattr("agent_graph.authoring.staging.write_atomic", failing)
+        monkeypatch.setattr(commit_journal, "_write_new", failing_write)
+    else:
+        real_replace = os.replace
+
+        def failing_replace(src: Any, dst: Any) -> None:
+            if ".agc-new-" in str(src):
+                calls.append(dst)
+                if len(calls) == 2:
+                    raise OSError(28, "No space left on device")
+            real_replace(src, dst)
+
+        monkeypatch.setattr(commit_journal.os, "replace", failing_replace)
     error = error_of(["migrate", "-m", str(root), "--write"], capsys)
+    assert len(calls) == 2  # it failed half-way, as meant
     assert error["code"] == "file-write-failed"
     assert snapshot(root) == before
 

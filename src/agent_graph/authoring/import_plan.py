@@ -22,6 +22,7 @@ from ..compiler.provider.yaml_writer import provider_yaml
 from ..documents.files import read_text
 from ..documents.paths import Origin
 from ..errors import AgentGraphError, Diagnostic
+from .commit_journal import recover
 from .staging import Stage
 from .verify import compile_staged, load_checked
 from .yaml_edits import YamlEditor
@@ -62,6 +63,7 @@ def open_provider(into: str | os.PathLike[str]) -> tuple[Path, LoadedProvider]:
             message,
             [Diagnostic(codes.FILE_READ_FAILED, message, path=MANIFEST)],
         )
+    recover(root)  # a killed import or migrate: undone before anything is read
     return root, load_checked(manifest)
 
 
@@ -111,7 +113,7 @@ class ImportPlan:
             display=catalog.rel,
             is_json=catalog.path.suffix.lower() == ".json",
         )
-        entries: list[dict[str, Any]] = edits.expected["codes"]
+        entries: list[dict[str, Any]] = _loaded_member(edits, "codes")
         origin = Origin(catalog.rel, catalog.doc.source)
         for reason, summary in self.reasons:
             found = next((i for i, e in enumerate(entries) if e.get("code") == reason), None)
@@ -130,21 +132,23 @@ class ImportPlan:
                 "/codes", index, {"code": reason, "kind": "route-reason", "summary": summary}
             )
         if edits.changed:
-            self.stage.text(catalog.rel, edits.result())
+            self.stage.text(catalog.rel, edits.result(), based_on=edits.original)
 
     def _update_manifest(self) -> None:
         edits = YamlEditor(read_text(self.root / MANIFEST, display=MANIFEST), display=MANIFEST)
-        graphs: list[str] = edits.expected["graphs"]
+        graphs: list[str] = _loaded_member(edits, "graphs")
         if self.graph_rel in graphs:
             return
         index = next((i for i, g in enumerate(graphs) if _js_less(self.graph_rel, g)), len(graphs))
         edits.insert_item("/graphs", index, self.graph_rel)
-        self.stage.text(MANIFEST, edits.result())
+        self.stage.text(MANIFEST, edits.result(), based_on=edits.original)
 
     def _append_report(self, heading: str, body: str) -> None:
         path = self.root / REPORT
-        previous = read_text(path, display=REPORT) if path.is_file() else "# Import report\n"
-        self.stage.text(REPORT, f"{previous.rstrip()}\n\n## {heading}\n\n{body.strip()}\n")
+        read = read_text(path, display=REPORT) if os.path.lexists(path) else None
+        previous = "# Import report\n" if read is None else read
+        text = f"{previous.rstrip()}\n\n## {heading}\n\n{body.strip()}\n"
+        self.stage.text(REPORT, text, based_on=read)
 
     def commit(self, heading: str, body: str) -> ImportResult:
         """Update catalog, manifest and report, prove the result valid, write it all."""
@@ -165,6 +169,17 @@ class ImportPlan:
         self.stage.preflight()
         written = self.stage.commit()
         return ImportResult(self.kind, self.root / self.graph_rel, sorted(written))
+
+
+def _loaded_member(edits: YamlEditor, key: str) -> Any:
+    """``key`` of a file read again to be edited; the Provider was loaded from it a moment
+    ago, so a file without it now was saved meanwhile (an editor truncates first)."""
+    value = edits.expected
+    if not isinstance(value, dict) or not isinstance(value.get(key), list):
+        from .commit_journal import conflict
+
+        raise conflict(edits.display)
+    return value[key]
 
 
 def _js_less(left: str, right: str) -> bool:

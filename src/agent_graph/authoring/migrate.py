@@ -35,6 +35,7 @@ from ..documents.files import read_text
 from ..documents.paths import portable
 from ..documents.sources import read_structured
 from ..errors import AgentGraphError, Diagnostic
+from .commit_journal import recover
 from .staging import Stage
 from .verify import LEGACY_WARNINGS, compile_staged, load_checked
 from .yaml_edits import YamlEditor
@@ -87,6 +88,8 @@ class MigrationPlan:
     changes: list[Change] = field(default_factory=list)
     findings: list[Diagnostic] = field(default_factory=list)
     texts: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: Each changed file's text as read (byte order mark kept): it must still be so at write.
+    read: dict[str, str] = field(default_factory=dict)
     existing: list[Path] = field(default_factory=list)
 
     @property
@@ -111,7 +114,7 @@ class MigrationPlan:
     def stage(self) -> Stage:
         stage = Stage(self.root)
         for rel, (_, after) in self.texts.items():
-            stage.text(rel, after)
+            stage.text(rel, after, based_on=self.read[rel])
         return stage
 
     def write(self) -> list[str]:
@@ -157,6 +160,7 @@ def plan_migration(manifest: str | os.PathLike[str]) -> MigrationPlan:
     """Work out every edit (and finding) for the Provider of ``manifest``; writes nothing."""
     manifest_path = Path(os.path.abspath(manifest))
     _refuse_bundle(manifest_path)
+    recover(manifest_path.parent)  # a killed migrate or import: undone before anything is read
     provider = load_checked(manifest_path)
     root = provider.root
     plan = MigrationPlan(root, portable(root, manifest_path))
@@ -183,6 +187,7 @@ def plan_migration(manifest: str | os.PathLike[str]) -> MigrationPlan:
     for rel, edits in editors.items():
         if edits.changed:
             plan.texts[rel] = (edits.text, edits.result())
+            plan.read[rel] = edits.original
     if plan.texts:
         _verify(plan)
     return plan

@@ -2,9 +2,9 @@
 
 An importer or ``agc migrate`` changes several files. A failure half-way (a read-only
 file, a full disk) must not leave a Provider that is neither the old one nor the new,
-so :meth:`Stage.commit` checks every target first, writes each file atomically
-(``documents.files.write_atomic``) and, when one write fails, puts back the files it
-already replaced and removes the files and folders it created.
+so :meth:`Stage.commit` checks every target first and writes them through
+:mod:`agent_graph.authoring.commit_journal`: all of them or none, also when the process is
+killed half-way, and never over a file saved since the command read it.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import codes
-from ..documents.files import write_atomic
 from ..documents.paths import Origin, portable, resolve_contained
 from ..errors import AgentGraphError, Diagnostic
 
@@ -39,6 +38,8 @@ class _Staged:
     path: Path
     data: bytes
     executable: bool = False
+    #: The bytes the plan read it as; None: the file did not exist and still must not.
+    based_on: bytes | None = None
 
 
 @dataclass(slots=True)
@@ -48,9 +49,12 @@ class Stage:
     root: Path
     files: dict[str, _Staged] = field(default_factory=dict)
 
-    def put(self, rel: str, data: bytes, *, executable: bool = False) -> None:
+    def put(
+        self, rel: str, data: bytes, *, executable: bool = False, based_on: bytes | None = None
+    ) -> None:
         """Stage ``data`` as the new content of ``rel`` (contained in the root, lexically
-        and through symlinks)."""
+        and through symlinks), made from ``based_on``: the bytes it was read as, or None
+        for a file that did not exist; the commit refuses when that is no longer so."""
         path = resolve_contained(self.root, rel, "target", Origin(rel))
         real_root = os.path.realpath(self.root)
         real = os.path.realpath(path)
@@ -61,10 +65,12 @@ class Stage:
                 rel,
             )
         key = portable(self.root, path)
-        self.files[key] = _Staged(key, Path(real), data, executable)
+        self.files[key] = _Staged(key, Path(real), data, executable, based_on)
 
-    def text(self, rel: str, text: str) -> None:
-        self.put(rel, text.encode("utf-8"))
+    def text(self, rel: str, text: str, *, based_on: str | None = None) -> None:
+        self.put(
+            rel, text.encode("utf-8"), based_on=None if based_on is None else based_on.encode()
+        )
 
     def changed(self) -> list[str]:
         """The staged paths whose content differs from what is on disk (sorted)."""
@@ -100,36 +106,57 @@ class Stage:
                 )
 
     def commit(self) -> list[str]:
-        """Write every staged file that changes; all of them or, on failure, none."""
+        """Write every staged file that changes; all of them or, on failure or kill, none;
+        a file saved since it was read is a ``write-conflict`` (:mod:`.commit_journal`)."""
+        from ..canonical import digest_bytes
+        from . import commit_journal
+
+        commit_journal.recover(self.root)
         self.preflight()
         todo = [self.files[rel] for rel in self.changed()]
-        replaced: list[tuple[Path, bytes, int]] = []
-        created: list[Path] = []
+        entries: list[commit_journal.Entry] = []
         folders: list[Path] = []
-        current = ""
+        for staged in todo:
+            try:
+                info: os.stat_result | None = staged.path.lstat()
+            except FileNotFoundError:
+                info = None
+            if (info is None) != (staged.based_on is None) or (
+                info is not None and staged.path.read_bytes() != staged.based_on
+            ):
+                raise commit_journal.conflict(staged.rel)
+            token = os.urandom(6).hex()
+            name = staged.path.name
+            old = None if info is None else staged.path.with_name(f".{name}.agc-old-{token}")
+            mode = _new_file_mode(staged.executable) if info is None else stat.S_IMODE(info.st_mode)
+            digest = digest_bytes(staged.data)
+            temp = staged.path.with_name(f".{name}.agc-new-{token}")
+            entries.append(
+                commit_journal.Entry(
+                    staged.rel, staged.path, temp, old, digest, staged.based_on, mode
+                )
+            )
+            folders.extend(
+                f for f in _missing_folders(staged.path.parent, self.root) if f not in folders
+            )
+        if not entries:
+            return []
         try:
-            for staged in todo:
-                current = staged.rel
-                folders.extend(_missing_folders(staged.path.parent, self.root))
-                try:
-                    info = staged.path.stat()
-                except FileNotFoundError:
-                    info = None
-                if info is not None:
-                    old = staged.path.read_bytes()
-                    mode = stat.S_IMODE(info.st_mode)
-                    write_atomic(staged.path, staged.data, mode=mode)
-                    replaced.append((staged.path, old, mode))
-                else:
-                    write_atomic(staged.path, staged.data, mode=_new_file_mode(staged.executable))
-                    created.append(staged.path)
+            commit_journal.commit(self.root, entries, {s.rel: s.data for s in todo})
         except OSError as error:
-            _roll_back(replaced, created, folders)
+            for folder in reversed(folders):
+                with contextlib.suppress(OSError):  # someone put something there meanwhile
+                    folder.rmdir()
             raise _error(
                 codes.FILE_WRITE_FAILED,
-                f"Cannot write {current}: {error.strerror or error}; nothing was changed",
-                current,
+                f"Cannot write: {error.strerror or error}; nothing was changed",
+                getattr(error, "filename", None) or todo[0].rel,
             ) from None
+        except AgentGraphError:
+            for folder in reversed(folders):
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+            raise
         return [s.rel for s in todo]
 
 
@@ -141,17 +168,3 @@ def _missing_folders(folder: Path, root: Path) -> list[Path]:
         missing.append(current)
         current = current.parent
     return list(reversed(missing))
-
-
-def _roll_back(
-    replaced: list[tuple[Path, bytes, int]], created: list[Path], folders: list[Path]
-) -> None:
-    for path, data, mode in reversed(replaced):
-        # the best we can do; the error that stopped the commit is what gets raised
-        with contextlib.suppress(OSError):
-            write_atomic(path, data, mode=mode)
-    for path in created:
-        path.unlink(missing_ok=True)
-    for folder in reversed(folders):
-        with contextlib.suppress(OSError):  # someone put something there meanwhile
-            folder.rmdir()

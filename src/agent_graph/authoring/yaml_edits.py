@@ -195,6 +195,7 @@ class YamlEditor:
     def __init__(self, text: str, *, display: str, is_json: bool = False) -> None:
         self.display = display
         self.is_json = is_json
+        self.original = text  # as read: what the file must still hold when it is written
         self.bom = _BOM if text.startswith(_BOM) else ""
         self.text = text[len(self.bom) :]
         first_break = _BREAKS.search(self.text)

@@ -311,6 +311,7 @@ RUN_OPTION_INVALID: Final = "run-option-invalid"
 AGENT_REQUIRED: Final = "agent-required"
 AGENT_BOUND: Final = "agent-bound"
 AGENT_SPEC_INVALID: Final = "agent-spec-invalid"
+AGENT_ASK_NO_TERMINAL: Final = "agent-ask-no-terminal"
 
 # Pictures and explanations (`agc graph`, `agc explain`, `agc flow graph`)
 GRAPHVIZ_MISSING: Final = "graphviz-missing"

@@ -4,7 +4,8 @@
 * ``command:<JSON array argv>``, ``command:NAME`` or a plain command name — a program
   that answers one JSON request per step (:mod:`.command`);
 * ``claude`` / ``claude:<extra>`` — Claude Code, headless (:mod:`.claude`);
-* ``codex`` / ``codex:<extra>`` — OpenAI Codex, headless (:mod:`.codex`).
+* ``codex`` / ``codex:<extra>`` — OpenAI Codex, headless (:mod:`.codex`);
+* ``ask`` — the person at the terminal answers (:mod:`.ask`).
 
 Adapter modules are imported only when named. Each offers ``from_spec(rest)``. A spec
 that names no adapter, or one whose module is not available, is ``agent-spec-invalid``.
@@ -20,8 +21,8 @@ from ...errors import AgentGraphError
 from .protocol import AgentAdapter
 
 SPEC_INVALID: Final = codes.AGENT_SPEC_INVALID
-HINT: Final = 'use script:FILE, command:["prog", "arg"…], command:NAME, claude[:…] or codex[:…]'
-_MODULES: Final = {"script": "script", "command": "command", "claude": "claude", "codex": "codex"}
+HINT: Final = 'use script:FILE, command:["prog", "arg"…], command:NAME, claude[:…], codex[:…], ask'
+_MODULES: Final = {k: k for k in ("script", "command", "claude", "codex", "ask")}
 
 
 def adapter_from_spec(spec: str) -> AgentAdapter:

@@ -150,7 +150,10 @@ def _limits(func: Any) -> Any:
     "--task", required=True, metavar="TEXT|@FILE", help="The Run's task (@FILE: its text)."
 )
 @click.option("--cwd", "cwd", default=None, metavar="DIR", help="The project the Run works on.")
-@click.option("--state", required=True, metavar="RUN.json", help="The new Run record.")
+@click.option("--state", metavar="RUN.json", help="The new Run record (none with --dry-run).")
+@click.option(
+    "--dry-run", is_flag=True, help="Print every prompt and command argv; run and write nothing."
+)
 @_limits
 @format_option
 @click.pass_context
@@ -160,7 +163,8 @@ def run_command(
     entry: str,
     task: str,
     cwd: str | None,
-    state: str,
+    state: str | None,
+    dry_run: bool,
     agent: str | None,
     max_parallel: int | None,
     max_visits: int | None,
@@ -171,6 +175,15 @@ def run_command(
     from ..flow import run
 
     fmt = options(ctx, **local).fmt
+    if dry_run:
+        from ..flow import compile as compile_flow
+        from ..flow.runtime.dry_run import lines, plan
+
+        document = plan(compile_flow(entry), _task(task))
+        emit(fmt, document, lines(document))
+        return
+    if state is None:
+        raise click.UsageError("Missing option '--state' (the new Run's record), or --dry-run")
     summary = run(
         entry,
         _task(task),

@@ -2,7 +2,9 @@
 
 The compiled program is checked for what the runtime relies on (routes, forks and joins,
 branch slots, child calls, mapped resources) and for the C.4 fingerprint's coverage;
-the bytes round-trip through the shared codec and damaged bytes are refused.
+the bytes round-trip through the shared codec and damaged bytes are refused. Each example
+runs to completion with the answers file it ships (``answers.jsonl``, for ``script:``),
+using every answer, and the README's one-command ``ship-release`` Run runs as printed.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import pytest
 from agent_graph import flow
 from agent_graph.errors import AgentGraphError
 from agent_graph.ir import flow_records as r
-from cli_support import ok_json, run
+from cli_support import README, bash_block, ok_json, run, run_bash
 
 ROOT = Path(__file__).resolve().parents[2]
 FLOWS = ROOT / "examples" / "flows"
@@ -217,3 +219,52 @@ def test_the_flows_page_check_command_runs_as_written(tmp_path: Path) -> None:
     document = json.loads(done.stdout)
     assert document["state"] == "valid"
     assert document["children"] == ["preflight", "repo-stats"]
+
+
+def _agent_visits(state: Path) -> int:
+    """Agent-step visits completed in the Run at ``state`` and in its child Runs (their
+    records are ``<stem>.<runId>.json`` beside it)."""
+    count = 0
+    for record in [state, *state.parent.glob(f"{state.stem}.run-*.json")]:
+        document = json.loads(record.read_text(encoding="utf-8"))
+        count += sum(
+            1
+            for visit in document["visits"]
+            if visit["status"] == "completed" and visit["kind"] in ("agent-new", "agent-reuse")
+        )
+    return count
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_each_example_completes_with_the_answers_it_ships(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answers = FLOWS / name / "answers.jsonl"
+    lines = [line for line in answers.read_text(encoding="utf-8").splitlines() if line.strip()]
+    project, runs = tmp_path / "project", tmp_path / "runs"
+    project.mkdir()
+    runs.mkdir()
+    state = runs / "run.json"
+    summary = ok_json(
+        ["flow", "run", str(FLOWS / name), "--task", "Release 1.4.0", "--cwd", str(project),
+         "--agent", f"script:{answers}", "--state", str(state)],
+        capsys,
+    )  # fmt: skip
+    assert summary["state"] == "completed", summary
+    assert summary["flow"] == name
+    assert _agent_visits(state) == len(lines)  # every answer used, none left over
+    program = flow.compile(FLOWS / name)  # its closure: the child Flows' steps too
+    kinds = {node.kind for f in program.flows for node in f.nodes}
+    assert bool(lines) == bool(kinds & {r.AGENT_NEW, r.AGENT_REUSE})  # empty: no Agent step
+
+
+def test_the_readme_runs_ship_release_with_its_answers_in_one_command(tmp_path: Path) -> None:
+    block = bash_block("Try an Agent Flow without a model", README)
+    (command,) = block.strip().splitlines()
+    assert "--agent script:examples/flows/ship-release/answers.jsonl" in command
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    done = run_bash(command, tmp_path)  # from the (copied) repository root, as printed
+    assert "Run run-" in done.stdout
+    assert "of ship-release: completed" in done.stdout
+    assert "Result: Version 1.4.0 is out." in done.stdout
+    assert (tmp_path / "ship-release-run.json").is_file()

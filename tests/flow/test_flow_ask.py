@@ -245,3 +245,57 @@ def test_ask_takes_no_arguments(tmp_path: Path) -> None:
     with pytest.raises(AgentGraphError) as caught:
         adapter_from_spec("ask:loud")
     assert caught.value.code == "agent-spec-invalid"
+
+
+def _request(prompt: str, **extra: Any) -> Any:
+    from agent_graph.flow import AgentRequest, ResultChoice
+
+    return AgentRequest(
+        run_id="run-1", flow="f", node="n", marker="new", agent=None, prompt=prompt,
+        results=(ResultChoice("ok", "Fine."), ResultChoice("no", "Not fine.")), cwd=".",
+        **extra,
+    )  # fmt: skip
+
+
+def _master_output(master: int) -> str:
+    seen = b""
+    while select.select([master], [], [], 0.2)[0]:
+        chunk = os.read(master, 65536)
+        if not chunk:
+            break
+        seen += chunk
+    return seen.decode("utf-8", "replace")
+
+
+def test_control_characters_of_a_prompt_are_shown_not_sent_to_the_terminal() -> None:
+    from agent_graph.flow.agents.ask import AskAdapter
+
+    master, slave = os.openpty()
+    try:
+        os.write(master, b'no\njson:"x\\u001b"\n\n')  # typed ahead: the tty buffers it
+        adapter = AskAdapter(os.ttyname(slave))
+        answer = adapter.ask(_request("red \x1b[31mtext\x07 here\r!", attempt=2, rejected="maybe"))
+        shown = _master_output(master)
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert (answer.result, answer.content) == ("no", "x\x1b")  # JSON content is kept whole
+    assert answer.agent is not None
+    assert answer.agent.startswith("ask-")
+    assert "│ red ^[[31mtext^G here^M!" in shown
+    assert "\x1b" not in shown
+    assert "\x07" not in shown
+    assert "(The result 'maybe' was refused: it is not declared.)" in shown
+
+
+def test_a_path_that_is_not_a_terminal_is_the_coded_refusal(tmp_path: Path) -> None:
+    from agent_graph.errors import AgentGraphError
+    from agent_graph.flow.agents.ask import from_spec
+
+    plain = tmp_path / "not-a-tty"
+    plain.write_text("", encoding="utf-8")
+    for path in (str(plain), str(tmp_path / "missing")):
+        with pytest.raises(AgentGraphError) as caught:
+            from_spec("", terminal=path)
+        assert caught.value.code == "agent-ask-no-terminal"
+        assert path in caught.value.message

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from cli_support import run
+from cli_support import bash_block, run, run_bash
 from flow_run_support import agent, command, package
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -199,3 +199,13 @@ def test_without_dry_run_the_state_is_still_required(
     assert code == 2
     assert "--state" in err
     assert out == ""
+
+
+def test_the_dry_run_command_of_flow_runs_md_runs_as_written(tmp_path: Path) -> None:
+    block = bash_block("Dry run", ROOT / "docs" / "flow-runs.md")
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    before = tree(tmp_path)
+    done = run_bash(block, tmp_path)
+    assert done.stdout.startswith("Dry run of Flow ship-release: nothing is run")
+    assert '  child task: "Preflight for release <content of notes>"' in done.stdout
+    assert tree(tmp_path) == before

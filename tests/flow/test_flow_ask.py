@@ -203,6 +203,16 @@ def test_ctrl_c_or_ctrl_d_while_asking_interrupts_the_run_resumably(
     document = read(state)
     assert document["status"] == "interrupted"
     assert visited(document) == []  # nothing half-typed was recorded
+    kept = state.read_bytes()
+    refused = subprocess.run(
+        [sys.executable, "-m", "agent_graph", "flow", "resume", "--state", str(state),
+         "--agent", "ask", "--format", "json"],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT_S,
+        start_new_session=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert refused.returncode == 1
+    assert json.loads(refused.stderr)["error"]["code"] == "agent-ask-no-terminal"
+    assert state.read_bytes() == kept  # the refused resume left the Run as it was
     answers = tmp_path / "answers.jsonl"
     answers.write_text(
         '{"result": "ok", "content": "plan"}\n{"result": "done", "content": "painted"}\n',

@@ -117,7 +117,7 @@ def _limits(func: Any) -> Any:
                 "--agent",
                 "agent",
                 metavar="SPEC",
-                help="Agent adapter: script:FILE, command:[argv…], claude[:…], codex[:…].",
+                help="Agent adapter: script:FILE, command:[argv…], claude[:…], codex[:…], ask.",
             ),
             click.option(
                 "--max-parallel",

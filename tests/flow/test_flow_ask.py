@@ -163,6 +163,8 @@ def test_content_that_is_not_json_after_the_prefix_is_asked_again(
     person.expect("JSON value):")
     person.type("json:{oops\n\n")
     assert "That is not a JSON value" in person.expect("JSON value):")
+    person.type("json:[NaN]\n\n")  # Python's json reads it; a Run would refuse it
+    assert "That is not a JSON value (NaN is not JSON data)" in person.expect("JSON value):")
     person.type("json:[1, 2]\n\n")
     person.expect("Result (1-2 or its name): ")  # `again` routed back to p
     person.type("ok\n")

@@ -200,10 +200,15 @@ def _read_content(term: _Terminal) -> Any:
         if not text.startswith(JSON_PREFIX):
             return text
         try:
-            return json.loads(text[len(JSON_PREFIX) :])
-        except (json.JSONDecodeError, RecursionError) as error:
-            reason = error.msg if isinstance(error, json.JSONDecodeError) else "nested too deep"
+            return json.loads(text[len(JSON_PREFIX) :], parse_constant=_no_constant)
+        except (json.JSONDecodeError, RecursionError, ValueError) as error:
+            reason = error.msg if isinstance(error, json.JSONDecodeError) else str(error)
             term.write(f"That is not a JSON value ({reason}); give the content again.\n")
+
+
+def _no_constant(name: str) -> Any:
+    """NaN and Infinity are not JSON data: a Run would refuse the answer and fail."""
+    raise ValueError(f"{name} is not JSON data")
 
 
 class AskAdapter:

@@ -364,7 +364,9 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
         codes.FLOW_REF_IN_PARALLEL: "a 执行Flow node is a branch or a join",
         codes.FLOW_REF_TARGET_MISSING: "no sibling package <flow>/FLOW.md",
         codes.FLOW_REF_CYCLE: "执行Flow references form a cycle (self-reference included)",
-        codes.FLOW_CHILD_REUSE_FIRST: "in a child Flow, a 复用Agent runs before any 新建Agent",
+        codes.FLOW_CHILD_REUSE_FIRST: (
+            "in a child Flow, a 复用Agent runs before any 新建Agent (off with --lenient)"
+        ),
         codes.FLOW_ID_NOT_REFERENCEABLE: (
             "warning: the package directory name cannot be a 执行Flow target"
         ),

@@ -53,7 +53,7 @@ EXTRA_CORPUS_CODES = (
 )
 
 #: The codes lenient mode turns off (C.11, C.26).
-LENIENT_OFF = {"flow-node-cannot-finish", "flow-command-unknown-field"}
+LENIENT_OFF = {"flow-node-cannot-finish", "flow-command-unknown-field", "flow-child-reuse-first"}
 
 ENTRY_CODES = {"flow-entry-invalid", "flow-entry-missing"}
 

@@ -62,7 +62,8 @@ def check(path: str | os.PathLike[str], *, lenient: bool = False) -> list[Diagno
     """Every error and warning of the Flow at ``path`` and its closure, in document order.
 
     Never raises for bad input: an entry that is not a package is a diagnostic too.
-    ``lenient`` relaxes exactly the two rules Appendix C offers to relax (C.11, C.26).
+    ``lenient`` relaxes exactly the two rules Appendix C offers to relax (C.11, C.26)
+    and the child-Flow lint C.7 (``flow-child-reuse-first``).
     """
     from ..compiler import compile_flow
     from ..compiler.flow.pipeline import FLOW_CHECKED

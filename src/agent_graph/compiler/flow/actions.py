@@ -33,7 +33,9 @@ _LINK: Final = re.compile(
     r"(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*\)"
 )
 _ABSOLUTE: Final = re.compile(r"^(?:/|~|[A-Za-z]:[\\/])")
-_LOOKS_LIKE_SCRIPT: Final = re.compile(r"(?:^|[=:,\s]|\./)scripts/\S*\.mjs\b")
+# any path under scripts/, not only .mjs: `--config=scripts/x.json` or `./scripts/run.sh`
+# is as unmapped as `--x=scripts/a.mjs` (it resolves against the business cwd)
+_LOOKS_LIKE_SCRIPT: Final = re.compile(r"(?:^|[=:,\s]|\./)scripts/[^\s/]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -385,7 +387,7 @@ def _args(
         elif _LOOKS_LIKE_SCRIPT.search(arg):
             findings.warning(
                 codes.RESOURCE_PATH_NOT_MAPPED,
-                f"argument {arg!r} looks like a package script but is not mapped: only an "
+                f"argument {arg!r} names a path under scripts/ but is not mapped: only an "
                 "argument that is exactly scripts/….mjs is resolved in the package",
                 line,
                 column,

@@ -202,14 +202,16 @@ def _envelope_error(envelope: dict[str, Any]) -> str | None:
     failed = envelope.get("is_error") is True or (isinstance(subtype, str) and subtype != "success")
     if not failed:
         return None
-    parts = [subtype if isinstance(subtype, str) else "is_error"]
+    # `success` says the turn ran to its end, not what went wrong: with `is_error` the
+    # reason is only in `result` ("Not logged in"), so the summary starts there
+    parts = [subtype] if isinstance(subtype, str) and subtype != "success" else []
     errors = envelope.get("errors")
     if isinstance(errors, list) and errors:
         parts.append("; ".join(str(e) for e in errors[:3]))
     result = envelope.get("result")
     if isinstance(result, str) and result.strip():
         parts.append(tail(result)[2:])
-    return ": ".join(parts)
+    return ": ".join(parts) or "is_error, with no message"
 
 
 def from_spec(rest: str, *, timeout_s: float | None = None) -> AgentAdapter:

@@ -4,16 +4,17 @@ Each Flow of the closure is drawn once: the entry Flow at the top level, every c
 Flow as a cluster that the nodes running it link to (``runs``). Forks are hexagons
 with an edge to each branch; a join node says which fork it joins. With a Run, each
 node shows how often it ran, the result it last returned, and whether it is the
-current or failed node; nodes the Run never reached are drawn as ``not run``.
+current or failed node, child Flows' nodes from their child Runs (:mod:`.flow_overlay`);
+nodes no Run reached are drawn as ``not run``, and as ``unknown`` in a child Flow whose
+record could not be read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Final
 
 from ..ir import flow_records as fr
+from .flow_overlay import RunOverlay
 from .model import Cluster, Edge, Ids, Node, Picture, Shape, shorten
 
 KIND_LABELS: Final[dict[int, str]] = {
@@ -24,27 +25,6 @@ KIND_LABELS: Final[dict[int, str]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Visit:
-    """What a Run says about one node: ``count`` runs, the ``last`` result, and its
-    ``state``: ``current`` (running or next), ``failed`` or ``visited``."""
-
-    count: int
-    last: str | None
-    state: str
-    error: str | None = None  # the failed visit's error category (``agent_execution`` …)
-
-
-@dataclass(frozen=True, slots=True)
-class RunOverlay:
-    """A Run's visits by (Flow id, node ref); ``status`` says how the Run stands."""
-
-    run_id: str
-    status: str
-    visits: Mapping[tuple[str, str], Visit]
-    finished: bool = False
-
-
 class _Builder:
     def __init__(self, program: fr.FlowIR, run: RunOverlay | None) -> None:
         self.program = program
@@ -52,7 +32,8 @@ class _Builder:
         self.ids = Ids()
         self.picture = Picture(title="", overlay=run is not None)
         self.starts: dict[int, str] = {}  # flow index -> id of its start node
-        self.pending_calls: list[tuple[str, int]] = []  # (caller node id, child flow index)
+        # (caller node id, child flow index, whether the caller ran)
+        self.pending_calls: list[tuple[str, int, bool]] = []
 
     def flow(self, index: int, cluster: Cluster | None) -> None:
         flow = self.program.flows[index]
@@ -68,7 +49,8 @@ class _Builder:
         for node, node_id in zip(flow.nodes, node_ids, strict=True):
             self.picture.add(self.node(flow, node, node_id), cluster)
             if node.kind == fr.CALL and node.call is not None:
-                self.pending_calls.append((node_id, node.call.flow))
+                ran = self.run is not None and (flow.id, node.ref) in self.run.visits
+                self.pending_calls.append((node_id, node.call.flow, ran))
             for route in node.routes:
                 if route.node >= 0:  # NONE (-1) in both: to finish
                     target = node_ids[route.node]
@@ -78,9 +60,12 @@ class _Builder:
                     target = finish.id
                 fired = self._last(flow, node) == route.result
                 self.picture.edges.append(Edge(node_id, target, route.result, "flow", fired))
-        self.picture.edges.insert(0, Edge(start.id, node_ids[flow.start], None, "flow", True))
+        entered = self._entered(flow)
+        self.picture.edges.insert(0, Edge(start.id, node_ids[flow.start], None, "flow", entered))
         if self.run is not None:
-            start.status = "visited"
+            start.status = "visited" if entered else "unreached"
+            if not entered and self._unknown(flow):
+                start.status = "unknown"
             finish.status = "visited" if self._finished(flow) else "unreached"
 
     def _last(self, flow: fr.Flow, node: fr.Node) -> str | None:
@@ -89,9 +74,25 @@ class _Builder:
         visit = self.run.visits.get((flow.id, node.ref))
         return visit.last if visit is not None else None
 
+    def _is_root(self, flow: fr.Flow) -> bool:
+        return flow.id == self.program.flows[self.program.root].id
+
+    def _entered(self, flow: fr.Flow) -> bool:
+        """A Run of ``flow`` is on record (without a Run: drawn as the path taken first)."""
+        if self.run is None or self._is_root(flow):
+            return True
+        runs = self.run.children.get(flow.id)
+        return runs is not None and runs.read > 0
+
     def _finished(self, flow: fr.Flow) -> bool:
         assert self.run is not None
-        return self.run.finished and flow.id == self.program.flows[self.program.root].id
+        if self._is_root(flow):
+            return self.run.finished
+        runs = self.run.children.get(flow.id)
+        return runs is not None and runs.completed
+
+    def _unknown(self, flow: fr.Flow) -> bool:
+        return self.run is not None and flow.id in self.run.uncertain
 
     def node(self, flow: fr.Flow, node: fr.Node, node_id: str) -> Node:
         kind = KIND_LABELS[node.kind]
@@ -104,7 +105,10 @@ class _Builder:
         drawn = Node(node_id, lines, shape)
         if self.run is not None:
             visit = self.run.visits.get((flow.id, node.ref))
-            if visit is None:
+            if visit is None and self._unknown(flow):
+                drawn.status = "unknown"
+                drawn.lines.append("? unknown (child Run record unreadable)")
+            elif visit is None:
                 drawn.status = "unreached"
                 drawn.lines.append("not run")
             else:
@@ -112,6 +116,8 @@ class _Builder:
                     visit.state, "visited"
                 )
                 runs = "1 run" if visit.count == 1 else f"{visit.count} runs"
+                if self._unknown(flow):
+                    runs += " + unknown"  # more may be in the records that were unreadable
                 last = f" · last: {visit.last}" if visit.last else ""
                 drawn.lines.append(f"{runs}{last}")
                 if visit.state in ("current", "failed"):
@@ -133,53 +139,31 @@ def flow_picture(program: fr.FlowIR, run: RunOverlay | None = None) -> Picture:
     for index, flow in enumerate(program.flows):
         if index == program.root:
             continue
-        cluster = Cluster(builder.ids.new("c"), f"Flow {flow.id}")
+        cluster = Cluster(builder.ids.new("c"), f"Flow {flow.id}{_runs_title(run, flow.id)}")
+        if run is not None:
+            cluster.status = _cluster_status(run, flow.id)
         picture.clusters.append(cluster)
         builder.flow(index, cluster)
-    for caller, child in builder.pending_calls:
-        picture.edges.append(Edge(caller, builder.starts[child], "runs", "call"))
+    for caller, child, ran in builder.pending_calls:
+        picture.edges.append(Edge(caller, builder.starts[child], "runs", "call", ran))
     return picture
 
 
-def run_overlay(program: fr.FlowIR, document: Mapping[str, object]) -> RunOverlay:
-    """The visits of a Run record (``agent-graph.flow-run.v1``, read and checked by the
-    Flow runtime) of ``program``'s entry Flow: per node, how many visits, the result of
-    the last completed one, and whether it is the cursor's node (``current``) or its last
-    visit failed. Visits of child Flows live in their own Run records and are not shown.
-    """
-    root = program.flows[program.root]
-    status = str(document.get("status") or "unknown")
-    cursor = document.get("cursor")
-    at = cursor.get("node") if isinstance(cursor, dict) and cursor.get("at") == "node" else None
-    counts: dict[str, int] = {}
-    last: dict[str, str] = {}
-    failed: dict[str, str | None] = {}
-    visits = document.get("visits")
-    for visit in visits if isinstance(visits, list) else []:
-        if not isinstance(visit, dict) or not isinstance(visit.get("node"), str):
-            continue
-        ref = visit["node"]
-        counts[ref] = counts.get(ref, 0) + 1
-        result = visit.get("result")
-        if isinstance(result, dict) and isinstance(result.get("result"), str):
-            last[ref] = result["result"]
-        if visit.get("status") == "failed":
-            error = visit.get("error")
-            category = error.get("category") if isinstance(error, dict) else None
-            failed[ref] = category if isinstance(category, str) else None
-        elif visit.get("status") in ("running", "completed"):
-            failed.pop(ref, None)
-    active = status in ("running", "interrupted")
-    out: dict[tuple[str, str], Visit] = {}
-    for node in root.nodes:
-        ref = node.ref
-        if ref not in counts and not (active and ref == at):
-            continue
-        state = "visited"
-        if ref in failed:
-            state = "failed"
-        elif active and ref == at:
-            state = "current"
-        out[(root.id, ref)] = Visit(counts.get(ref, 0), last.get(ref), state, failed.get(ref))
-    run_id = str(document.get("runId") or "?")
-    return RunOverlay(run_id, status, out, finished=status == "completed")
+def _runs_title(run: RunOverlay | None, flow_id: str) -> str:
+    """`` · Run run-…: completed`` / `` · 3 Runs, last run-…: failed`` for a child Flow."""
+    runs = run.children.get(flow_id) if run is not None else None
+    if runs is None:
+        return " · Runs unknown" if run is not None and flow_id in run.uncertain else ""
+    which = (
+        f"Run {runs.last_run}" if runs.count == 1 else f"{runs.count} Runs, last {runs.last_run}"
+    )
+    return f" · {which}: {runs.last_state}"
+
+
+def _cluster_status(run: RunOverlay, flow_id: str) -> str:
+    runs = run.children.get(flow_id)
+    if flow_id in run.uncertain:
+        return "unknown"
+    if runs is None:
+        return "unreached"
+    return "failed" if runs.last_state == "failed" else "visited"

@@ -25,8 +25,9 @@ Shape = Literal[
 EdgeStyle = Literal["flow", "repeat", "intent", "call", "branch"]
 
 #: Overlay statuses: the eight outcomes, ``unreached`` (evaluated frame, node not
-#: reached), and the Run states of Flow nodes.
-STATUSES: Final[tuple[str, ...]] = (*OUTCOMES, "unreached", "visited", "current")
+#: reached), and the Run states of Flow nodes (``unknown``: its child Run record could
+#: not be read).
+STATUSES: Final[tuple[str, ...]] = (*OUTCOMES, "unreached", "visited", "current", "unknown")
 #: How a candidate is marked, strongest first.
 EMPHASES: Final[tuple[str, ...]] = ("primary", "alternative", "candidate")
 

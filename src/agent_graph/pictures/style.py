@@ -29,6 +29,7 @@ LOOKS: Final[dict[str, Look]] = {
     "unreached": Look("#f7f7f7", "#b0b0b0", "#8a8a8a", dashed=True),
     "visited": Look("#d8f0dc", "#2e7d32", "#1b5e20"),
     "current": Look("#fff4cc", "#f57f17", "#5c3a00"),
+    "unknown": Look("#f3e5f5", "#6a1b9a", "#4a148c", dashed=True),
 }
 
 #: The primary route's node: a thick dark-blue border; alternatives: a thinner one.

@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from ..errors import AgentGraphError
+from ..errors import AgentGraphError, Diagnostic
 from .context import options
 from .options import format_option
 from .render import emit, emit_error, warnings_lines
@@ -87,17 +87,31 @@ _register_graph()
 @format_option
 @click.pass_context
 def list_command(ctx: click.Context, /, root: str | None, **local: Any) -> None:
-    """List the Flow packages under ROOT (default: .flows, else the working directory)."""
+    """List the Flow packages under ROOT (default: .flows, else the working directory).
+
+    Without ROOT every package found is listed and each id that several share is one
+    warning (a checkout's test fixtures share ids); a ROOT given is a discovery root,
+    where a shared id is the error flow-id-duplicate."""
+    from ..compiler.flow.discover import survey
     from ..flow import discover
 
     fmt = options(ctx, **local).fmt
+    warnings: list[Diagnostic] = []
     if root is None:
         root = ".flows" if Path(".flows").is_dir() else os.curdir
-    found = discover(root)
+        surveyed = survey(root)
+        found = list(surveyed.entries)
+        warnings = [*surveyed.duplicate_diagnostics("warning"), *surveyed.problems]
+    else:
+        found = discover(root)
     lines = [f"{f.id}  {f.path}  {f.description or ''}".rstrip() for f in found]
     if not found:
         lines = [f"No Flow packages under {root}"]
-    emit(fmt, {"flows": [f.to_dict() for f in found]}, lines)
+    lines += warnings_lines(warnings, [])
+    document: dict[str, Any] = {"flows": [f.to_dict() for f in found]}
+    if warnings:
+        document["diagnostics"] = [w.to_dict() for w in warnings]
+    emit(fmt, document, lines)
 
 
 def _register_runs() -> None:

@@ -370,7 +370,9 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
         codes.FLOW_ID_NOT_REFERENCEABLE: (
             "warning: the package directory name cannot be a 执行Flow target"
         ),
-        codes.FLOW_ID_DUPLICATE: "agc flow list: two packages under one root share an id",
+        codes.FLOW_ID_DUPLICATE: (
+            "agc flow list DIR: two packages under one root share an id (without DIR: a warning)"
+        ),
         codes.FLOW_ROOT_MISSING: "agc flow list: the root is not a directory",
     },
     "Flow Runs (`agc flow run|resume|status|events`)": {

@@ -134,3 +134,32 @@ def test_a_bad_option_value_exits_2_everywhere(
     assert code == 2, err
     assert out == ""
     assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+@pytest.mark.parametrize(
+    ("args", "suggestion"),
+    [
+        (["validat"], "(Did you mean one of: 'validate', 'evaluate'?)"),
+        (["buidl"], "Did you mean 'build'?"),
+        (["help", "run", "recrod"], "Did you mean 'record'?"),
+        (["help", "flwo"], "Did you mean 'flow'?"),
+    ],
+)
+def test_a_mistyped_command_suggests_the_command(
+    args: list[str], suggestion: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(args, capsys)
+    assert code == 2
+    assert out == ""
+    assert err.rstrip().endswith(suggestion)
+
+
+@pytest.mark.parametrize("words", [[], ["run"], ["run", "record"], ["flow", "run"], ["help"]])
+def test_agc_help_prints_the_help_of_any_command(
+    words: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(["help", *words], capsys)
+    assert code == 0
+    _, expected, _ = run([*words, "--help"], capsys)
+    assert out == expected
+    assert out.startswith(f"Usage: agc {' '.join(words)}".rstrip())

@@ -73,10 +73,54 @@ class _Commands(click.Group):
     """The top-level group: subcommands come from :data:`COMMANDS`, loaded on demand."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
+        return sorted([*COMMANDS, "help"])
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name == "help":
+            return help_command
         return load_command(cmd_name)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if args and not name.startswith("-") and self.get_command(ctx, name) is None:
+            ctx.fail(f"No such command {name!r}.{did_you_mean(name, [*COMMANDS, 'help'])}")
+        return super().resolve_command(ctx, args)
+
+
+def did_you_mean(name: str, choices: Sequence[str]) -> str:
+    """What click says of a mistyped subcommand (`` Did you mean 'x'?``), for the choices
+    close to ``name``; ``""`` when none is."""
+    import difflib
+
+    close = difflib.get_close_matches(name, choices, n=3, cutoff=0.6)
+    if not close:
+        return ""
+    if len(close) == 1:
+        return f" Did you mean {close[0]!r}?"
+    return f" (Did you mean one of: {', '.join(repr(c) for c in close)}?)"
+
+
+@click.command("help", context_settings=CONTEXT_SETTINGS)
+@click.argument("words", nargs=-1, metavar="[COMMAND]...")
+@click.pass_context
+def help_command(ctx: click.Context, /, words: tuple[str, ...]) -> None:
+    """Show the help of agc or of COMMAND (agc help run record)."""
+    parent = ctx.parent
+    assert parent is not None
+    command: click.Command = parent.command
+    current = parent
+    for index, word in enumerate(words):
+        if not isinstance(command, click.Group):
+            raise click.UsageError(f"{' '.join(words[:index])} has no subcommands", ctx)
+        found = command.get_command(current, word)
+        if found is None:
+            known = command.list_commands(current)
+            raise click.UsageError(f"No such command {word!r}.{did_you_mean(word, known)}", ctx)
+        command = found
+        current = click.Context(found, info_name=word, parent=current)
+    click.echo(current.get_help())
 
 
 @click.group(cls=_Commands, context_settings=CONTEXT_SETTINGS, invoke_without_command=True)

@@ -366,6 +366,7 @@ COMPATIBILITY_RANGE_EXCLUDES: Final = "compatibility-range-excludes"
 RESOURCE_PROTOCOL_LEGACY: Final = "resource-protocol-legacy"
 NODE_UNREACHABLE: Final = "node-unreachable"
 OUTCOME_KEY_UNKNOWN: Final = "outcome-key-unknown"
+FACT_KEY_DOTTED: Final = "fact-key-dotted"
 ACTION_FILE_UNLISTED: Final = "action-file-unlisted"
 
 

@@ -466,6 +466,7 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
         codes.OUTCOME_KEY_UNKNOWN: (
             "an outcome is recorded for a key that is no state key of the graph"
         ),
+        codes.FACT_KEY_DOTTED: "a Fact key holds dots: one member, not a path; nest it",
         codes.ACTION_FILE_UNLISTED: (
             "a command Action runs a Provider file its files: does not list"
         ),

@@ -163,3 +163,26 @@ def test_agc_help_prints_the_help_of_any_command(
     _, expected, _ = run([*words, "--help"], capsys)
     assert out == expected
     assert out.startswith(f"Usage: agc {' '.join(words)}".rstrip())
+
+
+def test_a_dotted_fact_key_is_a_warning_with_the_nested_form(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    facts = json.dumps({"report.digest": "sha256:1f", "a": {"b.c": 1}})
+    for command in ("evaluate", "route"):
+        code, out, err = run([command, "report", "-m", WEEKLY, "--facts", facts], capsys)
+        assert code == 0
+        warnings = [line for line in err.splitlines() if line.startswith("WARNING")]
+        assert warnings == [
+            "WARNING fact-key-dotted: Fact key 'report.digest' is one key with dots in it, "
+            "not a path, and no condition reads it; write the nested form: "
+            '{"report": {"digest": "…"}}',
+            "WARNING fact-key-dotted: Fact key 'b.c' is one key with dots in it, not a path, "
+            'and no condition reads it; write the nested form: {"a": {"b": {"c": "…"}}}',
+        ]
+        # the JSON document stays the reference's: no warning in it, none on stderr
+        code, out, err = run(
+            [command, "report", "-m", WEEKLY, "--facts", facts, "--format", "json"], capsys
+        )
+        assert code == 0
+        assert "fact-key-dotted" not in out + err

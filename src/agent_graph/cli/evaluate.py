@@ -193,7 +193,7 @@ def route_command(ctx: click.Context, /, targets: tuple[str, ...], **local: Any)
     route_id = padded[1] if len(padded) > 1 else None
     selected, entry = select(binding, graph_argument, local.pop("entry"))
     data = input_of(program, local, local.pop("receipts"))
-    warn_unknown_outcomes(opts.fmt, program, selected, data.outcomes)
+    warn_unknown_outcomes(opts.fmt, program, selected, data)
     state = data.routing_state()
     if route_id is None:
         evaluation = program.evaluate(selected, entry, state)

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .. import codes
 from .context import Options, select
 from .render import refuse_missing_entry, report_safely
 from .words import provider_words, shell_command
@@ -112,17 +113,45 @@ def evaluation_lines(doc: dict[str, Any], resolve: Sequence[str] | None = None) 
     return lines + diagnostic_lines(doc["diagnostics"])
 
 
-def warn_unknown_outcomes(fmt: str, program: Program, graph: str, outcomes: dict[str, Any]) -> None:
-    """An outcome under a key that is no state key is ignored: say so (human output only,
-    on stderr; the JSON documents stay the reference's)."""
+def warn_unknown_outcomes(fmt: str, program: Program, graph: str, data: EvaluationInput) -> None:
+    """An outcome under a key that is no state key, or a Fact under a dotted key, counts
+    for nothing: say so (human output only, on stderr; the JSON documents stay the
+    reference's)."""
     from ..ir import codec
     from ..vm.evaluate import outcome_key_warnings
 
-    if fmt != "human" or graph not in codec.graph_ids(program.ir.graphs):
+    if fmt != "human":
         return
-    for warning in outcome_key_warnings(program.ir, graph, outcomes):
-        sys.stderr.write(f"WARNING {warning.code}: {warning.message}\n")
-        sys.stderr.flush()
+    for warning in dotted_fact_warnings(data.facts):
+        sys.stderr.write(f"WARNING {codes.FACT_KEY_DOTTED}: {warning}\n")
+    if graph in codec.graph_ids(program.ir.graphs):
+        for found in outcome_key_warnings(program.ir, graph, data.outcomes):
+            sys.stderr.write(f"WARNING {found.code}: {found.message}\n")
+    sys.stderr.flush()
+
+
+def dotted_fact_warnings(facts: dict[str, Any], limit: int = 20) -> list[str]:
+    """A Fact path is nested members, never a dotted key: ``{"report.digest": …}`` is one
+    member named ``report.digest``, which no condition (``path: report.digest``) reads."""
+    out: list[str] = []
+    stack: list[tuple[list[str], Any]] = [([], facts)]
+    while stack and len(out) < limit:
+        path, value = stack.pop()
+        if not isinstance(value, dict):
+            continue
+        for key in sorted(value, reverse=True):
+            if "." in key and len(out) < limit:
+                parts = [*path, *key.split(".")]
+                written: Any = "…"
+                for part in reversed(parts):
+                    written = {part: written}
+                out.append(
+                    f"Fact key {key!r} is one key with dots in it, not a path, and no "
+                    f"condition reads it; write the nested form: "
+                    f"{json.dumps(written, ensure_ascii=False)}"
+                )
+            stack.append(([*path, key], value[key]))
+    return out
 
 
 def report_evaluation(
@@ -137,7 +166,7 @@ def report_evaluation(
     words = state_words(local)
     selected, entry = select(binding, graph, local.pop("entry"))
     data = input_of(program, local)
-    warn_unknown_outcomes(opts.fmt, program, selected, data.outcomes)
+    warn_unknown_outcomes(opts.fmt, program, selected, data)
     evaluation = program.evaluate(selected, entry, data.routing_state())
     doc = evaluation.to_dict()
     if opts.fmt == "human":  # --format json keeps the reference's Evaluation (exit 0)

@@ -4,6 +4,7 @@ what it is in one line, and a source excerpt is a window around the caret."""
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from pathlib import Path
 
@@ -186,3 +187,21 @@ def test_a_dotted_fact_key_is_a_warning_with_the_nested_form(
         )
         assert code == 0
         assert "fact-key-dotted" not in out + err
+
+
+def test_ir_dump_names_its_two_digests_and_refuses_a_missing_root(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ir_file = tmp_path / "p.agir"
+    code, _, err = run(["ir", "build", "-m", WEEKLY, "-o", str(ir_file)], capsys)
+    assert code == 0, err
+    code, out, _ = run(["ir", "dump", str(ir_file), "--root", "examples/weekly-report"], capsys)
+    assert code == 0
+    first, second = out.splitlines()[:2]
+    assert re.fullmatch(r"ir irDigest=sha256:[0-9a-f]{64} bytes=[0-9]+", first)
+    assert re.fullmatch(
+        r"program example\.weekly-report \S+ providerDigest=sha256:[0-9a-f]{64}", second
+    )
+    code, out, err = run(["ir", "dump", str(ir_file), "--root", str(tmp_path / "nope")], capsys)
+    assert code == 2
+    assert err == f"ERROR option-invalid: --root is not a directory: {tmp_path / 'nope'}\n"

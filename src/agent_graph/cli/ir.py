@@ -167,8 +167,13 @@ def ir_dump_command(
             document = {"digest": flow.digest, "bytes": len(data), **flow_to_json(flow.record)}
             emit(opts.fmt, document, text.rstrip("\n").split("\n"))
             return
+        if root is not None and not os.path.isdir(root):
+            from ..errors import AgentGraphError
+
+            raise AgentGraphError(codes.OPTION_INVALID, f"--root is not a directory: {root}")
         program = load_program(data, root if root is not None else path.parent)
-    text = dump(program.ir)
+    # two digests, each named: the IR's own (its bytes) and the Provider's (its sources)
+    text = f"ir irDigest={program.digest} bytes={len(program.to_bytes())}\n" + dump(program.ir)
     emit(
         opts.fmt,
         {"digest": program.digest, "bytes": len(program.to_bytes()), **to_json(program.ir)},

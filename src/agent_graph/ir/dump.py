@@ -384,7 +384,7 @@ def _check_json(check: _Shown) -> dict[str, Any]:
 
 _VIEWS: dict[str, View] = {
     "ProviderIR": View(
-        "program {provider_id} {provider_version} digest={provider_digest!}",
+        "program {provider_id} {provider_version} providerDigest={provider_digest!}",
         keys={f"provider_{k}": f"provider.{k}" for k in ("id", "version", "digest")},
         nulls=("catalog",),
     ),

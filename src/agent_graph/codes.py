@@ -312,6 +312,7 @@ AGENT_REQUIRED: Final = "agent-required"
 AGENT_BOUND: Final = "agent-bound"
 AGENT_SPEC_INVALID: Final = "agent-spec-invalid"
 AGENT_ASK_NO_TERMINAL: Final = "agent-ask-no-terminal"
+AGENT_UNAVAILABLE: Final = "agent-unavailable"
 
 # Pictures and explanations (`agc graph`, `agc explain`, `agc flow graph`)
 GRAPHVIZ_MISSING: Final = "graphviz-missing"

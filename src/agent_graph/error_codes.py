@@ -406,6 +406,7 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
         codes.AGENT_BOUND: "the Agent to start a Run with is bound to another active Run",
         codes.AGENT_SPEC_INVALID: "--agent names no adapter, or one that cannot be set up",
         codes.AGENT_ASK_NO_TERMINAL: "--agent ask, but the process has no terminal to ask on",
+        codes.AGENT_UNAVAILABLE: "the program --agent names is not there (claude, codex, command:)",
     },
     "Pictures and explanations (`agc graph`, `agc explain`, `agc flow graph`)": {
         codes.GRAPHVIZ_MISSING: "--format svg, but Graphviz dot is not installed (message: how to)",

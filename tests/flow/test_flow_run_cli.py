@@ -285,7 +285,9 @@ def test_command_timeout_kills_and_reports(tmp_path: Path) -> None:
     assert summary.state == "completed"
     assert summary.result["status"] == "failure"
     assert summary.result["exitCode"] is None
-    assert summary.result["stderr"].startswith("partial\nagc: the command ran past the 0.5 s")
+    assert summary.result["stderr"].startswith(
+        "partial\nagc: timed out: the command ran past the 0.5 s"
+    )
 
 
 def test_max_visits_is_loop_limit(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ import click
 from .. import codes
 from ..errors import AgentGraphError
 from .context import options
+from .flow_display import Progress, ended_how, result_lines
 from .options import format_option
 from .render import emit
 
@@ -60,7 +61,8 @@ def _human_event(event: dict[str, Any], depth: int) -> None:
     if kind == "visited":
         ms = event.get("durationMs")
         took = f" ({ms / 1000:.2f} s)" if isinstance(ms, int) else ""
-        line = f"{pad}{event['node']}: {event['result']}{took}"
+        how = ended_how(event.get("content"))
+        line = f"{pad}{event['node']}: {event['result']}{took}{how}"
     elif kind == "run-started" and depth > 0:
         line = f"{pad}child Run {event['runId']} of {event['flow']}"
     elif kind == "run-resumed":
@@ -80,34 +82,58 @@ def _human_event(event: dict[str, Any], depth: int) -> None:
         sys.stdout.flush()
 
 
-def _finish(ctx: click.Context, fmt: str, summary: Any) -> None:
+def _finish(ctx: click.Context, fmt: str, summary: Any, more: list[str], task: str | None) -> None:
+    """The summary, and the command that goes on from it, repeating ``more`` (the options
+    this invocation was given that the next one needs: ``--agent``, the limits)."""
+    from ..flow.runtime import hints
+
     document = summary.to_json()
+    path = summary.path
     lines = [f"Run {summary.run_id} of {summary.flow}: {summary.state}"]
     if summary.error is not None:
         lines.append(f"Error ({summary.error['category']}): {summary.error['summary']}")
+    if summary.timed_out:
+        lines.append(f"Timed out (--command-timeout): {', '.join(summary.timed_out)}")
     if summary.result is not None:
-        lines.append(f"Result: {_short(summary.result, 400)}")
+        lines += result_lines(summary.result, _status_words(path))
     if summary.state == "interrupted" and summary.interrupted:
-        from ..flow.runtime.api import FAIL_FLAG, RERUN_FLAG
-        from .words import shell_command
-
-        resume = ["agc", "flow", "resume", "--state", str(summary.path)]
         lines += [
             f"Interrupted command: {', '.join(summary.interrupted)} (it may have had effects;"
             " a plain resume refuses it)",
-            f"Run it again: {shell_command([*resume, RERUN_FLAG])}",
-            f"Or fail it (command_interrupted): {shell_command([*resume, FAIL_FLAG])}",
+            f"Run it again: {hints.resume_words(path, hints.RERUN_FLAG, *more)}",
+            f"Or fail it (command_interrupted): {hints.resume_words(path, hints.FAIL_FLAG, *more)}",
         ]
     elif summary.state == "interrupted":
-        from .words import shell_command
-
-        lines.append(
-            f"Resume it: {shell_command(['agc', 'flow', 'resume', '--state', str(summary.path)])}"
-        )
-    lines.append(f"Record: {summary.path}")
+        lines.append(f"Resume it: {hints.resume_words(path, *more)}")
+    elif summary.state == "failed":
+        again = hints.new_run_hint(summary.entry, task, path, summary.cwd, more)
+        lines.append(again[0].upper() + again[1:])
+    lines.append(f"Record: {path}")
     emit(fmt, document, lines)
     code = {"completed": 0, "failed": 1}.get(summary.state, INTERRUPTED_EXIT)
     ctx.exit(code)
+
+
+def _status_words(path: str | os.PathLike[str]) -> str:
+    """Where a long result is read whole."""
+    import shlex  # only for a printed hint
+
+    state = os.path.abspath(os.fspath(path))
+    return shlex.join(["agc", "flow", "status", "--state", state, "--format", "json"])
+
+
+def _events(fmt: str) -> tuple[Any, Progress | None]:
+    """The event printer of this invocation, with the progress line on a terminal."""
+    show = _human_event if fmt == "human" else None
+    if not sys.stderr.isatty():
+        return show, None
+    progress = Progress(sys.stderr)
+    return progress.wrap(show), progress
+
+
+def _task_word(task: str) -> str:
+    """``--task`` as a new Run repeats it: ``@FILE`` from any directory."""
+    return "@" + os.path.abspath(task[1:]) if task.startswith("@") else task
 
 
 def _limits(func: Any) -> Any:
@@ -173,6 +199,7 @@ def run_command(
 ) -> None:
     """Run a Flow: every visit is recorded in RUN.json, which `flow resume` continues."""
     from ..flow import run
+    from ..flow.runtime.hints import options as hint_options
 
     fmt = options(ctx, **local).fmt
     if dry_run:
@@ -184,19 +211,19 @@ def run_command(
         return
     if state is None:
         raise click.UsageError("Missing option '--state' (the new Run's record), or --dry-run")
-    summary = run(
-        entry,
-        _task(task),
-        state=state,
-        agent=agent,
-        cwd=cwd,
-        max_parallel=max_parallel,
-        max_visits=max_visits,
-        command_timeout=command_timeout,
-        on_event=_human_event if fmt == "human" else None,
-        handle_signals=True,
-    )
-    _finish(ctx, fmt, summary)
+    text = _task(task)
+    on_event, progress = _events(fmt)
+    try:
+        summary = run(
+            entry, text, state=state, agent=agent, cwd=cwd, max_parallel=max_parallel,
+            max_visits=max_visits, command_timeout=command_timeout, on_event=on_event,
+            handle_signals=True,
+        )  # fmt: skip
+    finally:
+        if progress is not None:
+            progress.close()
+    more = hint_options(agent, max_parallel, max_visits, command_timeout)
+    _finish(ctx, fmt, summary, more, _task_word(task))
 
 
 @click.command("resume")
@@ -224,22 +251,24 @@ def resume_command(
 ) -> None:
     """Resume an interrupted Run (its Flow's files must be unchanged)."""
     from ..flow import resume
+    from ..flow.runtime.hints import options as hint_options
+    from ..flow.runtime.hints import task_word
 
     fmt = options(ctx, **local).fmt
     if rerun_interrupted and fail_interrupted:
         raise click.UsageError("--rerun-interrupted and --fail-interrupted: give one")
-    summary = resume(
-        state,
-        agent=agent,
-        rerun_interrupted=rerun_interrupted,
-        fail_interrupted=fail_interrupted,
-        max_parallel=max_parallel,
-        max_visits=max_visits,
-        command_timeout=command_timeout,
-        on_event=_human_event if fmt == "human" else None,
-        handle_signals=True,
-    )
-    _finish(ctx, fmt, summary)
+    on_event, progress = _events(fmt)
+    try:
+        summary = resume(
+            state, agent=agent, rerun_interrupted=rerun_interrupted,
+            fail_interrupted=fail_interrupted, max_parallel=max_parallel, max_visits=max_visits,
+            command_timeout=command_timeout, on_event=on_event, handle_signals=True,
+        )  # fmt: skip
+    finally:
+        if progress is not None:
+            progress.close()
+    more = hint_options(agent, max_parallel, max_visits, command_timeout)
+    _finish(ctx, fmt, summary, more, task_word(summary.task))
 
 
 @click.command("status")
@@ -261,7 +290,7 @@ def status_command(ctx: click.Context, /, state: str, **local: Any) -> None:
     if document.get("error") is not None:
         lines.append(f"Error ({document['error']['category']}): {document['error']['summary']}")
     if document.get("result") is not None:
-        lines.append(f"Result: {_short(document['result'], 400)}")
+        lines += result_lines(document["result"], _status_words(state))
     lines += [
         f"Child Run {c['runId']} ({c['flow']}): {c['state']}, {c['record']}"
         for c in document["children"]
@@ -284,6 +313,7 @@ def events_command(ctx: click.Context, /, state: str, **local: Any) -> None:
         detail = event.get("node", "")
         if "result" in event:
             detail += f" → {event['result']}: {_short(event['content'], 60)}"
+            detail += ended_how(event["content"])
         lines.append(f"{event['seq']:>4}  {event['at']}  {event['type']:<17} {detail}".rstrip())
     emit(fmt, {"events": found}, lines)
 

@@ -31,6 +31,7 @@ Timeout: ``from_spec(rest, timeout_s=…)``; else ``$AGC_AGENT_TIMEOUT`` (second
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 
 from ._transport import (
@@ -45,7 +46,7 @@ from ._transport import (
 )
 from .protocol import AgentAdapter, AgentAnswer, AgentFailure, AgentRequest
 
-__all__ = ["CommandAdapter", "from_spec"]
+__all__ = ["CommandAdapter", "from_spec", "parse_argv", "portable"]
 
 
 class CommandAdapter:
@@ -83,8 +84,8 @@ class CommandAdapter:
         """Nothing to do: the program owns whatever ``agent`` names."""
 
 
-def from_spec(rest: str, *, timeout_s: float | None = None) -> AgentAdapter:
-    """The adapter for ``command:<rest>``; :class:`AgentSpecError` (``agent-spec-invalid``, a
+def parse_argv(rest: str) -> tuple[str, ...]:
+    """The argv of ``command:<rest>``; :class:`AgentSpecError` (``agent-spec-invalid``, a
     ``ValueError``) for a malformed ``rest``."""
     text = rest.strip()
     if not text:
@@ -93,12 +94,40 @@ def from_spec(rest: str, *, timeout_s: float | None = None) -> AgentAdapter:
         argv = parse_argv_json(text, "command:")
         if not argv or not argv[0]:
             raise AgentSpecError("command: the argv array must name a program")
-    elif text[0] in '{"' or any(c.isspace() for c in text):
+        return argv
+    if text[0] in '{"' or any(c.isspace() for c in text):
         # `command:python3 agent.py` would silently look for a program of that name
         raise AgentSpecError(
             f"command: {text!r} is not a program name; give arguments as a JSON array: "
             'command:["python3","agent.py"]'
         )
-    else:
-        argv = (text,)
-    return CommandAdapter(argv, timeout_s=timeout_s)
+    return (text,)
+
+
+def portable(rest: str, base: str) -> str:
+    """``rest`` with a program path holding a ``/`` and every argument naming an existing
+    file made absolute from ``base`` (``["python3","agent.py"]`` finds agent.py where it
+    was typed, not in the Run's --cwd); a bare program name stays a ``PATH`` name."""
+    argv = parse_argv(rest)
+    if not rest.strip().startswith("[") and os.sep not in argv[0]:
+        return rest
+    program, *args = argv
+    if os.sep in program:
+        program = os.path.abspath(os.path.join(base, program))
+    named = [os.path.abspath(os.path.join(base, a)) if _names_file(base, a) else a for a in args]
+    return json.dumps([program, *named], ensure_ascii=False)
+
+
+def _names_file(base: str, word: str) -> bool:
+    if not word or word.startswith("-"):
+        return False
+    try:
+        return os.path.isfile(os.path.join(base, word))
+    except (OSError, ValueError):  # a NUL or an over-long name names no file
+        return False
+
+
+def from_spec(rest: str, *, timeout_s: float | None = None) -> AgentAdapter:
+    """The adapter for ``command:<rest>`` (argv as given: ``--agent`` goes through
+    :func:`.spec.adapter_from_spec`, which resolves it from the invoking directory first)."""
+    return CommandAdapter(parse_argv(rest), timeout_s=timeout_s)

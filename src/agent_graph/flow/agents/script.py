@@ -2,9 +2,11 @@
 
 Each line is ``{"result": <name>, "content": <any JSON>, "agent": <ref>}`` (``content``
 defaults to null). Every Agent step of the process takes the next line, parent and
-child Runs alike, in execution order; each ``run``/``resume`` builds a new adapter, so
-it starts at the first line again. A rejected (undeclared) answer uses up its line and
-the single re-prompt takes the next one. Blank lines are skipped.
+child Runs alike, in execution order. A resume continues from the first line the Run has
+not used (:meth:`ScriptAdapter.continue_after`, with the count the runtime derives from
+the record), so a scripted Run that is interrupted and resumed with the same script uses
+each line once. A rejected (undeclared) answer uses up its line and the single re-prompt
+takes the next one. Blank lines are skipped.
 
 ``agent`` may be left out: a ``新建Agent`` step then gets ``script-agent-<line>`` and a
 ``复用Agent`` step keeps the bound Agent. A line that is not such an object, and running
@@ -27,6 +29,8 @@ from .protocol import AgentAnswer, AgentFailure, AgentRequest
 #: The largest answer script read (32 MiB, the Provider files' cap): answers are lines of
 #: JSON, so more is a mistaken path (a log, a device), not a script.
 MAX_SCRIPT_BYTES: Final = 32 * 1024 * 1024
+#: The words of the failure when every line is used (the runtime's count relies on them).
+EXHAUSTED: Final = "no answer left"
 
 
 def _read(path: Path) -> bytes:
@@ -49,12 +53,17 @@ class ScriptAdapter:
         self.requests: list[AgentRequest] = []
         self.released: list[str] = []
 
+    def continue_after(self, used: int) -> None:
+        """The next answer is the line after the first ``used`` ones (a resumed Run's)."""
+        with self._lock:
+            self._next = max(0, min(used, len(self._lines)))
+
     def ask(self, request: AgentRequest) -> AgentAnswer:
         with self._lock:
             self.requests.append(request)
             if self._next >= len(self._lines):
                 raise AgentFailure(
-                    f"{self.path}: no answer left for {request.flow}.{request.node} "
+                    f"{self.path}: {EXHAUSTED} for {request.flow}.{request.node} "
                     f"(the script has {len(self._lines)} answer line(s))"
                 )
             number, line = self._lines[self._next]

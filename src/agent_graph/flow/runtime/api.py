@@ -11,18 +11,23 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Callable
+import shlex
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from ... import codes
 from ...errors import AgentGraphError
 from ...ir import flow_records as r
 from ...ir.flow_program import FlowProgram
 from ..agents.protocol import AgentAdapter
+from ..agents.script import ScriptAdapter
+from . import hints
+from .answers import answers_used
 from .binding import BINDINGS
+from .commands import timed_out
 from .interrupt import Stop, signals_stop
 from .program_files import fingerprint_on_disk
 from .record import Record, new_document, new_run_id, read
@@ -49,6 +54,12 @@ class RunSummary:
     #: An interrupted Run's commands that were stopped mid-way (``c → a`` in a child Run):
     #: its resume needs --rerun-interrupted or --fail-interrupted.
     interrupted: tuple[str, ...] = ()
+    #: The Run's command visits killed by the command timeout, in visit order.
+    timed_out: tuple[str, ...] = ()
+    #: What a new Run of the same Flow would be given (a failed Run's hint starts one).
+    entry: str = ""
+    task: Any = None
+    cwd: str = ""
 
     def to_json(self) -> dict[str, Any]:
         out = {"state": self.state, "runId": self.run_id, "flow": self.flow, "result": self.result}
@@ -56,6 +67,8 @@ class RunSummary:
             out["error"] = self.error
         if self.interrupted:
             out["interruptedCommands"] = list(self.interrupted)
+        if self.timed_out:
+            out["timedOutCommands"] = list(self.timed_out)
         return out
 
 
@@ -143,7 +156,8 @@ def start(
             "with FlowProgram.from_bytes(data, base=<directory holding the package>)",
         )
     file = RunFile(state)
-    file.check_new()
+    more = hints.options(agent, max_parallel, max_visits, command_timeout)
+    _check_new(file, more)
     where = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
     if not os.path.isdir(where):
         raise AgentGraphError(
@@ -221,14 +235,17 @@ def resume(
         )
     file = RunFile(state)
     file.read()  # a missing or damaged record is refused before a lock file is made
+    adapter = _adapter(agent)  # a bad --agent, too: nothing is written for it
+    more = hints.options(agent, max_parallel, max_visits, command_timeout)
     with file.lock():
         document = read(file)  # again, under the lock: the version we will drive
-        program = _resumable(file, document, compile)
+        program = _resumable(file, document, compile, more)
         if not (rerun_interrupted or fail_interrupted):
-            check_interrupted(file, document)
-        adapter = _adapter(agent)
+            check_interrupted(file, document, more)
         if adapter is None and _needs_agent(program):
             raise AgentGraphError(codes.AGENT_REQUIRED, _agent_hint(program))
+        if isinstance(adapter, ScriptAdapter):  # go on from the first answer not yet used
+            adapter.continue_after(answers_used(file, document))
         settings = _settings(
             adapter, stop, on_event, max_parallel=max_parallel, max_visits=max_visits,
             command_timeout=command_timeout, rerun_interrupted=rerun_interrupted,
@@ -241,34 +258,46 @@ def resume(
     return _summary(record)
 
 
-def check_interrupted(file: RunFile, document: RunDoc) -> None:
+def check_interrupted(file: RunFile, document: RunDoc, more: Sequence[str] = ()) -> None:
     """``command-interrupted``, changing nothing, for a plain resume (``agc flow resume``, or
     a host such as the MCP server before it starts a driver) that would have to decide about
     a command that may have had effects: only the person knows whether running it again is
-    safe."""
+    safe. ``more``: the options the printed commands repeat (``--agent`` …)."""
     found = interrupted_commands(file, document)
     if not found:
         return
     where = ", ".join(found)
-    again, failed = (resume_words(file.path, flag) for flag in (RERUN_FLAG, FAIL_FLAG))
+    again, failed = (hints.resume_words(file.path, flag, *more) for flag in (RERUN_FLAG, FAIL_FLAG))
     raise AgentGraphError(
         codes.COMMAND_INTERRUPTED,
         f"Run {document.run_id}: the command {where} was interrupted and may have had "
-        f"effects; nothing was changed. Run it again: {again}; or fail it "
-        f"(command_interrupted): {failed}",
+        f"effects; nothing was changed.\nRun it again: {again}\n"
+        f"Or fail it (command_interrupted): {failed}",
     )
 
 
-#: The ``agc flow resume`` options that answer ``command-interrupted``.
-RERUN_FLAG: Final = "--rerun-interrupted"
-FAIL_FLAG: Final = "--fail-interrupted"
+RERUN_FLAG, FAIL_FLAG = hints.RERUN_FLAG, hints.FAIL_FLAG
 
 
-def resume_words(path: Path, flag: str) -> str:
-    """``agc flow resume --state PATH FLAG`` as a POSIX shell runs it."""
-    import shlex  # only for a hint
-
-    return shlex.join(["agc", "flow", "resume", "--state", os.fspath(path), flag])
+def _check_new(file: RunFile, more: Sequence[str]) -> None:
+    """``run-target-exists`` with a hint that fits what is there: a Run that can go on
+    is resumed, anything else is left alone for a new ``--state``."""
+    if not file.exists():
+        file.check_new()
+        return
+    try:
+        document: RunDoc | None = read(file)
+    except AgentGraphError:
+        document = None  # not a record (or a damaged one): never written over either way
+    fresh = hints.fresh_state(file.path)
+    if document is not None and document.parent is None and not document.status.ended:
+        advice = f"resume it: {hints.resume_words(file.path, *more)}"
+    else:
+        advice = f"choose another --state (such as {shlex.quote(str(fresh))})"
+    raise AgentGraphError(
+        codes.RUN_TARGET_EXISTS,
+        f"{file.path} exists; a new Run never replaces a file: {advice}",
+    )
 
 
 def _kept(file: RunFile, document: RunDoc, entry: Path) -> FlowProgram | None:
@@ -302,18 +331,28 @@ def _compiled(entry: Path, compile: Compile | None, document: RunDoc) -> FlowPro
         ) from None
 
 
-def _resumable(file: RunFile, document: RunDoc, compile: Compile | None) -> FlowProgram:
+def _resumable(
+    file: RunFile, document: RunDoc, compile: Compile | None, more: Sequence[str] = ()
+) -> FlowProgram:
     parent = document.parent
     if parent is not None:
+        words = hints.resume_words(file.sibling(parent.state).path, *more)
         raise AgentGraphError(
             codes.RUN_CHILD_DIRECT_RESUME,
             f"Run {document.run_id} is a child of Run {parent.run_id} and resumes only "
-            f"with it: agc flow resume --state {file.sibling(parent.state).path}",
+            f"with it: {words}",
         )
     if document.status.ended:
+        again = hints.new_run_hint(
+            document.entry_path,
+            hints.task_word(document.raw.get("task")),
+            file.path,
+            document.cwd,
+            more,
+        )
         raise AgentGraphError(
             codes.RUN_NOT_RESUMABLE,
-            f"Run {document.run_id} has {document.status}; nothing to resume",
+            f"Run {document.run_id} has {document.status}; nothing to resume ({again})",
         )
     entry = Path(document.entry_path)
     if not entry.is_file():
@@ -397,7 +436,16 @@ def _summary(record: Record) -> RunSummary:
         error=doc.error if state == RunStatus.FAILED else None,
         path=record.file.path,
         interrupted=_stopped(record) if state == RunStatus.INTERRUPTED else (),
+        timed_out=tuple(v.node for v in doc.visits if _timed_out(v)),
+        entry=doc.entry_path,
+        task=doc.raw.get("task"),
+        cwd=doc.cwd,
     )
+
+
+def _timed_out(visit: Visit) -> bool:
+    result = visit.result
+    return isinstance(result, dict) and timed_out(result.get("content"))
 
 
 def _stopped(record: Record) -> tuple[str, ...]:

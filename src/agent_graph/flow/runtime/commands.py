@@ -28,6 +28,18 @@ MAX_OUTPUT: Final = 16 * 1024 * 1024
 #: exec.run needs a finite timeout and epoll takes at most 2**31 ms; this one (about
 #: 23 days) stands for "none".
 NO_TIMEOUT: Final = 2_000_000.0
+#: How the line agc appends to a timed-out command's stderr begins; :func:`timed_out`
+#: finds it there, so the record itself says why the command ended.
+TIMED_OUT_NOTE: Final = "agc: timed out:"
+
+
+def timed_out(content: Any) -> bool:
+    """Whether ``content`` is the ``已执行`` content of a command the timeout killed."""
+    if not isinstance(content, dict) or content.get("exitCode", 0) is not None:
+        return False
+    stderr = content.get("stderr")
+    # the notes are the last lines: only the end of a long stderr is read
+    return isinstance(stderr, str) and f"\n{TIMED_OUT_NOTE} " in "\n" + stderr[-1000:]
 
 
 def run_command(
@@ -69,8 +81,8 @@ def run_command(
     notes = []
     if done.timed_out:
         notes.append(
-            f"agc: the command ran past the {done.timeout_s:g} s command timeout; "
-            "its process group was killed"
+            f"{TIMED_OUT_NOTE} the command ran past the {done.timeout_s:g} s command timeout "
+            "(--command-timeout); its process group was killed"
         )
     if done.overflow is not None:
         notes.append(

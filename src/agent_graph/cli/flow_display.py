@@ -81,7 +81,7 @@ class Progress:
             self._clear()
             return
         at = time.monotonic()
-        steps = ", ".join(f"{node} ({at - t0:.0f} s)" for node, t0 in self._running.values())
+        steps = ", ".join(f"{node} ({int(at - t0)} s)" for node, t0 in self._running.values())
         width = max(10, shutil.get_terminal_size((80, 24)).columns - 1)
         line = f"running {steps}"
         if len(line) > width:  # a wrapped line could not be cleared with one \r

@@ -269,3 +269,18 @@ def test_resuming_a_child_record_names_the_parent_command_with_the_agent(
     done = agc(hints(parent.stderr)["Run it again"], tmp_path / "flows")
     assert done.returncode == 0, done.stdout + done.stderr
     assert read(tmp_path / "p.json")["status"] == "completed"
+
+
+def test_a_task_no_command_line_can_repeat_gets_no_command(tmp_path: Path) -> None:
+    from agent_graph.flow.runtime import hints
+
+    state = tmp_path / "r.json"
+    for task in ("@not-a-file-name", "a\0b", "x" * (hints.MAX_TASK_WORD + 1), {"json": 1}):
+        assert hints.task_word(task) is None
+        hint = hints.new_run_hint("f/FLOW.md", hints.task_word(task), state, "/w", [])
+        assert hint == "start a new Run with another --state"
+    hint = hints.new_run_hint("f/FLOW.md", "it's", state, "/w", ["--agent", "script:/a b"])
+    assert shlex.split(hint.split(": ", 1)[1]) == [
+        "agc", "flow", "run", "f/FLOW.md", "--task", "it's", "--state", str(tmp_path / "r-2.json"),
+        "--cwd", "/w", "--agent", "script:/a b",
+    ]  # fmt: skip

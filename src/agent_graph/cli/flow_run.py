@@ -1,7 +1,9 @@
 """``agc flow run|resume|status|events``: Flow Runs, recorded in a Run file (``--state``).
 
 ``run`` and ``resume`` print each visit as it is recorded (human form: node, result,
-duration; branches as they finish; child Runs indented) and end with the summary; with
+duration; branches as they finish; child Runs indented) and end with the summary and the
+command that goes on from it, which runs as printed (:mod:`agent_graph.flow.runtime.hints`);
+on a terminal, stderr shows the running step (:mod:`.flow_display`). With
 ``--format json`` stdout is exactly one line, the summary
 ``{"state","runId","flow","result","error"?}``. Exit 0 completed, 1 failed (or refused:
 the ``agent-graph.error.v1`` envelope on stderr), 130 interrupted (SIGINT/SIGTERM; the

@@ -58,12 +58,18 @@ def fresh_state(path: str | os.PathLike[str]) -> Path:
         number += 1
 
 
+#: The longest task text a printed command repeats; a longer one is a file's text that a
+#: hint cannot name (the person still has the file).
+MAX_TASK_WORD = 4096
+
+
 def task_word(task: Any) -> str | None:
-    """``task`` as a ``--task`` value, or None when the CLI cannot give it (not text, or
-    text starting with ``@``, which ``--task`` reads as a file name)."""
-    if not isinstance(task, str) or task.startswith("@"):
+    """``task`` as a ``--task`` value, or None when a command line cannot give it: not
+    text, text ``--task`` would read as a file name (``@…``), a NUL (no argument holds
+    one) or more than :data:`MAX_TASK_WORD` characters."""
+    if not isinstance(task, str) or task.startswith("@") or "\0" in task:
         return None
-    return task
+    return task if len(task) <= MAX_TASK_WORD else None
 
 
 def new_run_words(

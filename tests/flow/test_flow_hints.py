@@ -171,6 +171,62 @@ def test_a_kill_after_the_first_agent_step_resumes_with_the_second_line(tmp_path
     assert _agent_contents(document) == [("a", "first answer"), ("c", "second answer")]
 
 
+#: An Agent that, the first time, writes its pid and waits to be interrupted; after that,
+#: answers at once. It lives in the invoking directory and runs in the Run's --cwd.
+SLOW_THEN_QUICK = """import json, os, sys, time
+request = json.load(sys.stdin)
+here = os.path.dirname(os.path.abspath(__file__))
+first = os.path.join(here, "pid")
+if not os.path.exists(first):
+    with open(first, "w") as out:
+        out.write(str(os.getpid()))
+    time.sleep(60)
+print(json.dumps({"result": request["results"][0]["name"], "content": os.getcwd(),
+                  "agent": request["agent"] or "a-1"}))
+"""
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_an_agent_step_then_the_printed_resume_with_a_command_agent(
+    tmp_path: Path,
+) -> None:
+    pkg = package(
+        tmp_path / "flows",
+        "ask",
+        "start((开始)) --> a[a]\na -->|ok| finish((结束))",
+        agent("a", "Think", {"ok": "Done."}),
+    )
+    invoking = tmp_path / "my dir"  # a space: the printed --agent must quote it
+    invoking.mkdir()
+    (tmp_path / "work").mkdir()
+    (invoking / "agent.py").write_text(SLOW_THEN_QUICK, "utf-8")
+    spec = "command:" + json.dumps([sys.executable, "agent.py"])
+    words = ["flow", "run", str(pkg), "--task", "t", "--state", "r.json", "--cwd", "../work"]
+    proc = subprocess.Popen(
+        [*PYTHON_AGC, *words, "--agent", spec, "--max-visits", "5"],
+        cwd=invoking,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    out = _stop(proc, invoking / "pid", signal.SIGINT)
+    assert proc.returncode == 130, out
+    printed = hints(out)
+    agent_spec = "command:" + json.dumps([sys.executable, str(invoking / "agent.py")])
+    assert printed == {
+        "Resume it": [
+            "agc", "flow", "resume", "--state", str(invoking / "r.json"),
+            "--agent", agent_spec, "--max-visits", "5",
+        ]
+    }  # fmt: skip
+    done = agc(printed["Resume it"], tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    document = read(invoking / "r.json")
+    assert document["status"] == "completed"
+    assert _agent_contents(document) == [("a", str(tmp_path / "work"))]
+
+
 def _loop(tmp_path: Path) -> Path:
     return package(
         tmp_path / "flows",

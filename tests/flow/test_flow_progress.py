@@ -32,7 +32,7 @@ def _slow(tmp_path: Path) -> Path:
         tmp_path,
         "slow",
         "start((开始)) --> wait[wait]\nwait -->|已执行| finish((结束))",
-        command("wait", "setTimeout(()=>process.stdout.write('waited'),2800)"),
+        command("wait", "setTimeout(()=>process.stdout.write('waited'),3500)"),
     )
 
 

@@ -15,8 +15,6 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from ..flow.runtime.commands import timed_out
-
 #: Redraws per second of the progress line (whole seconds are shown; twice a second
 #: keeps the count from lagging a full second behind).
 _TICK_S = 0.5
@@ -104,6 +102,8 @@ def is_command_content(value: Any) -> bool:
 def result_lines(value: Any, more: str) -> list[str]:
     """``Result: …`` as text: a string as it is, a command's stdout (and how it ended when
     it failed), other JSON compact; at most :data:`RESULT_LINES` lines, then ``more``."""
+    from ..flow.runtime.commands import timed_out
+
     notes: list[str] = []
     if is_command_content(value):
         text = str(value["stdout"])
@@ -131,4 +131,6 @@ def result_lines(value: Any, more: str) -> list[str]:
 
 def ended_how(content: Any) -> str:
     """``", timed out"`` for a command the timeout killed, else nothing."""
+    from ..flow.runtime.commands import timed_out
+
     return ", timed out" if timed_out(content) else ""

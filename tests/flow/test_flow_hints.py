@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from agent_graph import codes
-from flow_run_support import agent, call, command, package, read, visited
+from flow_run_support import agent, call, command, package, read, slow_command_flow, visited
 from test_flow_run_kill import wait_for
 
 PYTHON_AGC = (sys.executable, "-m", "agent_graph")
@@ -340,3 +340,29 @@ def test_a_task_no_command_line_can_repeat_gets_no_command(tmp_path: Path) -> No
         "agc", "flow", "run", "f/FLOW.md", "--task", "it's", "--state", str(tmp_path / "r-2.json"),
         "--cwd", "/w", "--agent", "script:/a b",
     ]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_the_printed_fail_it_fails_the_run_and_its_new_run_hint_runs(tmp_path: Path) -> None:
+    pkg, pid = slow_command_flow(tmp_path)
+    proc = subprocess.Popen(
+        [*PYTHON_AGC, "flow", "run", str(pkg), "--task", "t", "--state", "r.json"],
+        cwd=tmp_path,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    printed = hints(_stop(proc, pid, signal.SIGINT))
+    failed = agc(printed["Or fail it (command_interrupted)"], tmp_path / "slow")
+    assert failed.returncode == 1
+    document = read(tmp_path / "r.json")
+    assert (document["status"], document["error"]["category"]) == (
+        "failed",
+        "command_interrupted",
+    )
+    assert "resume" not in failed.stdout
+    pid.unlink()
+    again = agc(hints(failed.stdout)["Start a new Run with another --state"], tmp_path / "slow")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert visited(read(tmp_path / "r-2.json")) == [("a", "已执行"), ("b", "已执行")]

@@ -133,9 +133,12 @@ def _events(fmt: str) -> tuple[Any, Progress | None]:
     return progress.wrap(show), progress
 
 
-def _task_word(task: str) -> str:
-    """``--task`` as a new Run repeats it: ``@FILE`` from any directory."""
-    return "@" + os.path.abspath(task[1:]) if task.startswith("@") else task
+def _task_word(task: str) -> str | None:
+    """``--task`` as a new Run repeats it: ``@FILE`` from any directory, else the text
+    (when a command line can hold it)."""
+    from ..flow.runtime.hints import task_word
+
+    return "@" + os.path.abspath(task[1:]) if task.startswith("@") else task_word(task)
 
 
 def _limits(func: Any) -> Any:

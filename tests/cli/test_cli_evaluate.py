@@ -331,18 +331,28 @@ def test_authority_is_variadic_and_repeatable(capsys: pytest.CaptureFixture[str]
     )
     assert variadic["primaryRoute"]["availability"] == "immediate"
     assert variadic == repeated  # same authorities, de-duplicated and sorted, same revision
-    # like the reference, the words after --authority are authorities, not the graph
-    error = error_of(["evaluate", *m(WEEKLY), "--authority", "report.publish", "report"], capsys)
+    # like the reference, the words after --authority are authorities, not the graph (a
+    # Provider of one Graph has it taken: release-train has three)
+    error = error_of(["evaluate", *m(TRAIN), "--authority", "report.publish", "train"], capsys)
     assert error["code"] == "graph-selection-missing"
 
 
 def test_graph_selection_errors(capsys: pytest.CaptureFixture[str]) -> None:
-    error = error_of(["evaluate", *m(WEEKLY)], capsys)
+    error = error_of(["evaluate", *m(TRAIN)], capsys)
     assert error == {
         "code": "graph-selection-missing",
-        "message": "Graph is required when no --skill binding is active",
+        "message": "Graph is required when no --skill binding is active; "
+        "name one of the Provider's Graphs: train, verify, ship",
         "diagnostics": [],
     }
+    # a Provider of one Graph: it is taken, and said so (human output, on stderr)
+    code, out, err = run(["evaluate", *m(WEEKLY)], capsys)
+    assert code == 0
+    assert err == "Graph: report (the Provider's only Graph)\n"
+    assert out == run(["evaluate", "report", *m(WEEKLY)], capsys)[1]
+    assert ok_json(["evaluate", *m(WEEKLY)], capsys) == ok_json(
+        ["evaluate", "report", *m(WEEKLY)], capsys
+    )
     error = error_of(["evaluate", "nope", *m(WEEKLY)], capsys)
     assert error["code"] == "graph-missing"
     assert error["message"] == "Provider example.weekly-report has no graph nope"
@@ -661,7 +671,7 @@ def test_route_errors(capsys: pytest.CaptureFixture[str]) -> None:
     error = error_of(wk("route", "a", "b"), capsys)
     assert error["code"] == "route-arguments-invalid"
     assert error["message"] == "Too many route arguments"
-    error = error_of(["route", *m(WEEKLY)], capsys)
+    error = error_of(["route", *m(TRAIN)], capsys)
     assert error["code"] == "graph-selection-missing"
     stale = "route:00000000000000000000"
     error = error_of(wk("route", stale), capsys)

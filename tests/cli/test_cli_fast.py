@@ -91,7 +91,8 @@ CASES: dict[str, list[str]] = {
         "--format",
         "json",
     ],
-    "no graph": ["evaluate", "-m", MANIFEST],
+    "no graph": ["evaluate", "-m", str(WEEKLY.parent / "release-train" / "provider.yaml")],
+    "the only graph": ["evaluate", "-m", MANIFEST],
     "unknown graph json": ["evaluate", "nope", "-m", MANIFEST, "--format", "json"],
     "bad facts": ["evaluate", "report", "-m", MANIFEST, "--facts", "{nope"],
     "facts not an object json": [

@@ -94,7 +94,6 @@ def test_start_through_a_skill_binding(here: Path, capsys: pytest.CaptureFixture
     [
         (["nope"], "graph-missing", "Provider example.weekly-report has no graph nope"),
         (["report", "--entry", "x"], "entry-missing", "Graph report has no entry x"),
-        ([], "graph-selection-missing", "Graph is required when no --skill binding is active"),
         (["report", "--facts", "[1]"], "json-object-required", "facts must be a JSON object"),
         (["report", "--facts", "{"], "json-invalid", None),
     ],
@@ -111,6 +110,17 @@ def test_start_errors(
     if message is not None:
         assert error["message"] == message
     assert not (here / "r.json").exists()
+
+
+def test_start_without_a_graph(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Provider of one Graph has it taken; of several, the refusal lists them."""
+    doc = ok_json(["run", "start", "-m", MANIFEST, "--state", "r.json"], capsys)
+    assert (doc["graph"], doc["entry"]) == ("report", "default")
+    train = str(ROOT / "examples" / "release-train" / "provider.yaml")
+    error = error_of(["run", "start", "-m", train, "--state", "s.json"], capsys)
+    assert error["code"] == "graph-selection-missing"
+    assert error["message"].endswith("name one of the Provider's Graphs: train, verify, ship")
+    assert not (here / "s.json").exists()
 
 
 def test_start_refuses_an_existing_file(here: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -205,3 +205,35 @@ def test_ir_dump_names_its_two_digests_and_refuses_a_missing_root(
     code, out, err = run(["ir", "dump", str(ir_file), "--root", str(tmp_path / "nope")], capsys)
     assert code == 2
     assert err == f"ERROR option-invalid: --root is not a directory: {tmp_path / 'nope'}\n"
+
+
+def _next_command(out: str) -> list[str]:
+    hints = [line for line in out.splitlines() if line.startswith("Next: agc explain ")]
+    assert len(hints) == 1, out
+    return shlex.split(hints[0].removeprefix("Next: "))[1:]
+
+
+def test_a_blocked_evaluation_points_at_agc_explain_runnable_as_printed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    failed = json.dumps({"report/draft": "failed"})
+    code, out, _ = run(["evaluate", "report", "-m", WEEKLY, "--outcomes", failed], capsys)
+    assert code == 0
+    assert "State: blocked" in out
+    code, explained, _ = run(_next_command(out), capsys)
+    assert code == 0
+    assert "report/draft is failed" in explained
+
+    state = str(tmp_path / "run.json")
+    assert run(["run", "start", "report", "-m", WEEKLY, "--state", state], capsys)[0] == 0
+    record = ["run", "record", "report/draft", "failed", "--state", state, "-m", WEEKLY]
+    assert run(record, capsys)[0] == 0
+    manifest = str(Path(WEEKLY).resolve())
+    monkeypatch.chdir(tmp_path)  # the printed command holds absolute paths
+    code, out, _ = run(["run", "status", "--state", state, "-m", manifest], capsys)
+    assert code == 0
+    assert "State: blocked" in out
+    code, explained, _ = run(_next_command(out), capsys)
+    assert code == 0
+    assert "report/draft is failed" in explained

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -150,10 +151,26 @@ def _not_a_provider(manifest: str, error: AgentGraphError) -> AgentGraphError | 
     return AgentGraphError(codes.SCHEMA_INVALID, message, [diagnostic])
 
 
+def program_graphs(program: Any) -> tuple[str, ...]:
+    """The ids of a compiled Provider's Graphs (lazily decoded ones stay undecoded)."""
+    from ..ir import codec
+
+    return codec.graph_ids(program.ir.graphs)
+
+
 def select(
-    binding: ResolvedBinding | None, graph: str | None, entry: str | None
+    binding: ResolvedBinding | None,
+    graph: str | None,
+    entry: str | None,
+    graphs: Sequence[str] = (),
+    *,
+    human: bool = False,
 ) -> tuple[str, str]:
-    """Graph and entry from the arguments and the Skill binding (reference §8.1)."""
+    """Graph and entry from the arguments and the Skill binding (reference §8.1).
+
+    Without either, the Provider's only Graph (``graphs``) is taken, said on stderr for
+    ``human`` output; with several, the refusal lists them.
+    """
     if binding is not None:
         bound = binding.binding
         if graph is not None and graph != bound.graph:
@@ -168,7 +185,12 @@ def select(
             )
         return bound.graph, bound.entry
     if not graph:
-        raise AgentGraphError(
-            codes.GRAPH_SELECTION_MISSING, "Graph is required when no --skill binding is active"
-        )
+        if len(graphs) == 1:
+            if human:
+                sys.stderr.write(f"Graph: {graphs[0]} (the Provider's only Graph)\n")
+            return graphs[0], entry if entry is not None else "default"
+        message = "Graph is required when no --skill binding is active"
+        if graphs:
+            message += f"; name one of the Provider's Graphs: {', '.join(graphs)}"
+        raise AgentGraphError(codes.GRAPH_SELECTION_MISSING, message)
     return graph, entry if entry is not None else "default"

@@ -28,7 +28,7 @@ from typing import Any
 import click
 
 from .. import codes
-from .context import load, options, select
+from .context import load, options, program_graphs, select
 from .evaluation_report import (
     diagnostic_lines,
     input_of,
@@ -191,7 +191,13 @@ def route_command(ctx: click.Context, /, targets: tuple[str, ...], **local: Any)
     padded = (None, *targets) if bound else (*targets,)
     graph_argument = padded[0] if padded else None
     route_id = padded[1] if len(padded) > 1 else None
-    selected, entry = select(binding, graph_argument, local.pop("entry"))
+    selected, entry = select(
+        binding,
+        graph_argument,
+        local.pop("entry"),
+        program_graphs(program),
+        human=opts.fmt == "human",
+    )
     data = input_of(program, local, local.pop("receipts"))
     warn_unknown_outcomes(opts.fmt, program, selected, data)
     state = data.routing_state()

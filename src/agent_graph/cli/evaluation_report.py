@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import codes
-from .context import Options, select
+from .context import Options, program_graphs, select
 from .render import refuse_missing_entry, report_safely
 from .words import provider_words, shell_command
 
@@ -78,12 +78,17 @@ def record_hint(key: str, record: Sequence[str] | None = None) -> list[str]:
     ]
 
 
-def evaluation_lines(doc: dict[str, Any], resolve: Sequence[str] | None = None) -> list[str]:
+def evaluation_lines(
+    doc: dict[str, Any],
+    resolve: Sequence[str] | None = None,
+    explain: Sequence[str] | None = None,
+) -> list[str]:
     """Human lines for an ``agent-graph.evaluation.v1`` document.
 
     The reference's lines (State, Next, Reason, Route, diagnostics) keep their order;
     the others are interleaved where a reader needs them. ``resolve`` is the complete
-    ``agc route`` command for the primary route, printed as ``Resolve it:``.
+    ``agc route`` command for the primary route, printed as ``Resolve it:``; ``explain``
+    the ``agc explain`` command that says why nothing can run, printed when nothing can.
     """
     lines = [f"State: {doc['statusCode']}"]
     if doc.get("outcome"):
@@ -109,7 +114,14 @@ def evaluation_lines(doc: dict[str, Any], resolve: Sequence[str] | None = None) 
         if resolve is not None:
             lines.append(f"Resolve it: {shell_command(resolve)}")
     elif doc["statusCode"] == "blocked":
-        lines.append("Nothing can run now: supply the missing facts or record outcomes.")
+        if explain is None:
+            lines.append("Nothing can run now: supply the missing facts or record outcomes.")
+        else:
+            lines.append(
+                "Nothing can run now: supply the missing facts or record outcomes; "
+                "to see why, node by node:"
+            )
+            lines.append(f"Next: {shell_command(explain)}")
     return lines + diagnostic_lines(doc["diagnostics"])
 
 
@@ -164,7 +176,9 @@ def report_evaluation(
     """Evaluate the state the options give and print the Evaluation (``local`` holds the
     state options: entry, state_path, facts, outcomes, authorities)."""
     words = state_words(local)
-    selected, entry = select(binding, graph, local.pop("entry"))
+    selected, entry = select(
+        binding, graph, local.pop("entry"), program_graphs(program), human=opts.fmt == "human"
+    )
     data = input_of(program, local)
     warn_unknown_outcomes(opts.fmt, program, selected, data)
     evaluation = program.evaluate(selected, entry, data.routing_state())
@@ -184,4 +198,12 @@ def report_evaluation(
             *words,
             *provider_words_of(opts),
         ]
-    report_safely(opts.fmt, doc, evaluation_lines(doc, resolve))
+    explain = [
+        "agc",
+        "explain",
+        *([] if binding is not None else [selected]),
+        *(["--entry", entry] if binding is None and entry != "default" else []),
+        *words,
+        *provider_words_of(opts),
+    ]
+    report_safely(opts.fmt, doc, evaluation_lines(doc, resolve, explain))

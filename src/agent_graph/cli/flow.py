@@ -38,7 +38,10 @@ def flow_group(ctx: click.Context) -> None:
 @click.option(
     "--lenient",
     is_flag=True,
-    help="Accept nodes that cannot reach finish (C.11) and unknown command members (C.26).",
+    help=(
+        "Accept nodes that cannot reach finish (C.11), unknown command members (C.26) and a "
+        "child whose first Agent step reuses an Agent (flow-child-reuse-first)."
+    ),
 )
 @format_option
 @click.pass_context

@@ -124,10 +124,11 @@ def _status_words(path: str | os.PathLike[str]) -> str:
     return shlex.join(["agc", "flow", "status", "--state", state, "--format", "json"])
 
 
-def _events(fmt: str) -> tuple[Any, Progress | None]:
-    """The event printer of this invocation, with the progress line on a terminal."""
+def _events(fmt: str, agent: str | None) -> tuple[Any, Progress | None]:
+    """The event printer of this invocation, with the progress line on a terminal (not
+    with ``--agent ask``: its questions are on that terminal, and a redraw would hide them)."""
     show = _human_event if fmt == "human" else None
-    if not sys.stderr.isatty():
+    if not sys.stderr.isatty() or (agent or "").strip() == "ask":
         return show, None
     progress = Progress(sys.stderr)
     return progress.wrap(show), progress
@@ -217,7 +218,7 @@ def run_command(
     if state is None:
         raise click.UsageError("Missing option '--state' (the new Run's record), or --dry-run")
     text = _task(task)
-    on_event, progress = _events(fmt)
+    on_event, progress = _events(fmt, agent)
     try:
         summary = run(
             entry, text, state=state, agent=agent, cwd=cwd, max_parallel=max_parallel,
@@ -262,7 +263,7 @@ def resume_command(
     fmt = options(ctx, **local).fmt
     if rerun_interrupted and fail_interrupted:
         raise click.UsageError("--rerun-interrupted and --fail-interrupted: give one")
-    on_event, progress = _events(fmt)
+    on_event, progress = _events(fmt, agent)
     try:
         summary = resume(
             state, agent=agent, rerun_interrupted=rerun_interrupted,

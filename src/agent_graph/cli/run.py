@@ -213,7 +213,10 @@ def run_start_command(
 
     opts = options(ctx, **local)
     context = load(opts, need="provider")
-    selected, selected_entry = select(context.binding, graph, entry)
+    graphs = list(context.provider.graphs)
+    selected, selected_entry = select(
+        context.binding, graph, entry, graphs, human=opts.fmt == "human"
+    )
     _check_selection(context, selected, selected_entry)
     initial = object_value(json_argument(facts), "facts") if facts is not None else {}
     run = _store().start(
@@ -252,7 +255,9 @@ def _route_words(
     return [*words, *provider_words(opts.manifest, None, opts.registry)]
 
 
-def _status_lines(run: Run, path: str, doc: dict[str, Any], route: list[str]) -> list[str]:
+def _status_lines(
+    run: Run, path: str, doc: dict[str, Any], route: list[str], opts: Options
+) -> list[str]:
     lines = [f"Run: {run.id}", f"State: {doc['statusCode']}"]
     primary = doc.get("primaryRoute")
     if primary is not None:
@@ -270,8 +275,11 @@ def _status_lines(run: Run, path: str, doc: dict[str, Any], route: list[str]) ->
     elif doc["statusCode"] == "blocked":
         lines.append(
             "Nothing can run now: supply the missing facts (agc run facts) "
-            "or record outcomes (agc run record)."
+            "or record outcomes (agc run record); to see why, node by node:"
         )
+        entry = [] if run.entry == "default" else ["--entry", run.entry]
+        explain = ["agc", "explain", run.graph, *entry, "--state", path, *_given_provider(opts)]
+        lines.append(f"Next: {shell_command(explain)}")
     lines += [f"{d['severity'].upper()} {d['code']}: {d['message']}" for d in doc["diagnostics"]]
     return lines
 
@@ -298,7 +306,7 @@ def run_status_command(ctx: click.Context, /, state: str, **local: Any) -> None:
         "evaluation": doc,
     }
     route = _route_words(run, doc, path, opts, context) if doc.get("primaryRoute") else []
-    report_safely(opts.fmt, document, _status_lines(run, path, doc, route))
+    report_safely(opts.fmt, document, _status_lines(run, path, doc, route, opts))
 
 
 @run_group.command("record")

@@ -385,6 +385,17 @@ def test_mcp_config_snippets(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert 'args = ["mcp", "serve", "-m", "graph/provider.yaml", "--runs", "runs"]' in out
 
 
+def test_global_options_before_mcp_are_served(capsys: pytest.CaptureFixture[str]) -> None:
+    # agc -m X mcp …: the Provider named before the subcommand is served, first
+    code, out, err = run(["-m", "first", "mcp", "config", "codex", "-m", "second"], capsys)
+    assert code == 0, err
+    assert 'args = ["mcp", "serve", "-m", "first", "-m", "second"]' in out
+    code, out, err = run(["-m", str(WEEKLY), "--format", "json", "mcp", "check"], capsys)
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["providers"] == [f"Provider example.weekly-report: ok (-m {WEEKLY})"]
+
+
 def test_mcp_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ws = workspace(tmp_path)
     args = [*serve_args(ws), "--flows", str(tmp_path)]

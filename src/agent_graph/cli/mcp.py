@@ -84,9 +84,27 @@ def serve_options(func: F) -> F:
     return func
 
 
+def _globals(local: dict[str, Any]) -> dict[str, Any]:
+    """``local`` with the global options given before ``mcp`` (``agc -m X mcp serve``):
+    a Provider named there is served as if named after ``serve``, first; ``--registry``
+    and ``--format`` after ``serve`` win, as for every other command."""
+    root: dict[str, Any] = click.get_current_context().find_root().obj or {}
+    merged = dict(local)
+    if root.get("manifest"):
+        merged["manifests"] = (root["manifest"], *local["manifests"])
+    if root.get("skill"):
+        merged["skills"] = (root["skill"], *local["skills"])
+    if local.get("registry") is None:
+        merged["registry"] = root.get("registry")
+    if "fmt" in local and local["fmt"] is None:
+        merged["fmt"] = root.get("fmt")
+    return merged
+
+
 def _options(local: dict[str, Any]) -> Any:
     from ..mcp.host import ServeOptions
 
+    local = _globals(local)
     return ServeOptions(
         manifests=tuple(local["manifests"]),
         skills=tuple(local["skills"]),
@@ -247,6 +265,7 @@ def mcp_check_command(fmt: str | None, **local: Any) -> None:
     """List the tools and check every schema in process (and through the SDK if installed)."""
     from ..mcp.check import check
 
+    fmt = _globals({**local, "fmt": fmt})["fmt"]
     report = check(_options(local), sdk=_optional_adapter())
     if fmt == "json":
         sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")

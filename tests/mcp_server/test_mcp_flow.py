@@ -469,3 +469,66 @@ def test_a_plain_resume_of_an_interrupted_command_is_refused_and_changes_nothing
     with_client(build_server(setup.host()), mode, body, answers)
     assert setup.ran()
     assert flows.status(record)["state"] == "completed"
+
+
+SLEEPER = "import os, time; open('pid', 'w').write(str(os.getpid())); time.sleep(60); print('{}')"
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _pid_of(directory: Path) -> int:
+    import time
+
+    deadline = time.monotonic() + 20
+    while not (directory / "pid").exists() or not (directory / "pid").read_text():
+        assert time.monotonic() < deadline, "the command did not start"
+        time.sleep(0.05)
+    return int((directory / "pid").read_text())
+
+
+def test_stop_kills_only_the_stopped_runs_command(tmp_path: Path) -> None:
+    setup = Setup(tmp_path)
+    package(
+        setup.flows,
+        "sleeper",
+        "start((开始)) --> nap[nap]\nnap -->|已执行| finish((结束))",
+        command("nap", args=["-c", SLEEPER], program=sys.executable),
+    )
+    for name in ("a", "b"):
+        (setup.work / name).mkdir()
+    answers = Answers()
+    accept(answers, "trust")
+    pids: dict[str, int] = {}
+
+    async def body(client: Any) -> None:
+        for name in ("a", "b"):
+            args = {"flow": "sleeper", "task": "t", "run": name, "cwd": name, "waitSeconds": 0}
+            assert (await call(client, "flow_start", args))["state"] == "running"
+            pids[name] = _pid_of(setup.work / name)
+        stopped = await call(client, "flow_control", {"run": "a", "action": "stop"})
+        assert stopped["state"] == "interrupted"
+        assert stopped["next"]["tool"] == "flow_control"
+        assert not _alive(pids["a"])
+        other = await call(client, "flow_status", {"run": "b"})
+        assert other["state"] == "running"
+        assert _alive(pids["b"])
+        # resumable: a plain resume is refused until the user chooses to rerun the command
+        assert await error_code(client, "flow_control", {"run": "a", "action": "resume"}) == (
+            "command-interrupted"
+        )
+        assert (await call(client, "flow_control", {"run": "b", "action": "stop"}))[
+            "state"
+        ] == "interrupted"
+        assert not _alive(pids["b"])
+
+    with_client(build_server(setup.host()), "legacy", body, answers)
+    for name in ("a", "b"):
+        assert flows.status(setup.record(name))["state"] == "interrupted"

@@ -125,6 +125,8 @@ class Drive:
     #: (run id, node) -> the visit id last started there (child Runs included)
     visits: dict[tuple[str, str], str] = field(default_factory=dict)
     seen: int = 0
+    #: events the runtime wrote; the record exists once there is one
+    events: int = 0
     done: bool = False
     error: AgentGraphError | None = None
     thread: threading.Thread | None = None
@@ -133,6 +135,7 @@ class Drive:
 
     def on_event(self, event: dict[str, Any], depth: int) -> None:
         with self.cond:
+            self.events += 1
             if event["type"] == "visit-started":
                 self.visits[(event["runId"], event["node"])] = event["visit"]
             if event["type"] == "visited":
@@ -145,7 +148,8 @@ class Drive:
     def start(self, work: Callable[[], Any]) -> None:
         def main() -> None:
             try:
-                work()
+                with self.stop.owning():  # this Run's commands: flow_control stop kills them
+                    work()
             except AgentGraphError as error:
                 self.error = error
             except Exception as error:  # a bug must end the wait, not hang it
@@ -172,6 +176,8 @@ class Drive:
         if reported is None:
             reported = self.seen
         with self.cond:
+            # even waitSeconds 0 waits for the record's first event: a view needs it
+            self.cond.wait_for(lambda: self.done or self.events > 0, MAX_WAIT_S)
             while True:
                 while progress is not None and reported < self.seen:
                     message = self.messages[reported]

@@ -455,17 +455,16 @@ class FlowTools:
         drive = fh.live(handle)
         if args["action"] == "stop":
             if drive is not None:
-                # not kill_children: the runtime would signal every process group this
-                # server started, other Runs' commands and observers included; a running
-                # command is let finish (or time out) and the Run stops after it
-                drive.stop.request(kill_children=False)
+                # kill_own, not kill_children: only the groups this Run's driver started
+                # (its running command), never another Run's commands or an observer
+                drive.stop.request(kill_children=False, kill_own=True)
                 if drive.thread is not None:
                     drive.thread.join(STOP_WAIT_S)
             out = self._flow_view(handle)
             if out["state"] == "running":
                 out["next"]["say"] = (
-                    "Stop requested: the Run stops when its running command ends; see it "
-                    "with flow_status."
+                    "Stop requested: the Run stops when its running parallel branches end; "
+                    "see it with flow_status."
                 )
             return out
         if drive is not None:

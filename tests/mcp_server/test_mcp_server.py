@@ -589,3 +589,83 @@ def test_resources(tmp_path: Path, mode: str) -> None:
             )
 
     with_client(build_server(host_for(ws)), mode, body)
+
+
+def test_a_delegation_is_held_for_its_connection_only(tmp_path: Path) -> None:
+    from mcp import Client
+
+    ws = workspace(tmp_path)
+    ws.config.write_text(DESK_CONFIG, encoding="utf-8")
+    (ws.root / "SUBMISSION.md").write_text("a patch\n", encoding="utf-8")
+    answers = Answers()
+    server = build_server(host_for(ws, manifest=REVIEW_DESK))
+    gate_key = "desk/editorial-review"
+
+    async def body(client: Any) -> None:
+        review = await call(client, "run_start", {"run": "pr7"})
+        answers.add("accept", {"decision": "delegate"})
+        delegated = await call(client, "gate_resolve", review["next"]["arguments"])
+        assert delegated["decision"] == "delegated"
+        assert delegated["delegated"]["authority"] == "desk.editor"
+        route = delegated["route"]
+        assert (route["node"], route["statusCode"]) == ("editorial-review", "actionable")
+        assert route["gate"]["resolution"] == "session-authority"
+        assert route["afterAction"]["recordNode"] == gate_key
+        # another connection to the same server holds nothing: the Gate waits for the user
+        async with Client(server, mode="legacy") as other:
+            seen = await call(other, "run_status", {"run": "pr7"})
+            assert seen["route"]["statusCode"] == "waiting-user"
+            assert seen["next"]["tool"] == "gate_resolve"
+            claim = {
+                "run": "pr7",
+                "recordNode": gate_key,
+                "outcome": "completed",
+                "revision": seen["evaluation"]["revision"],
+                "sequence": seen["run"]["sequence"],
+            }
+            code, _ = await error(other, "run_record", claim)
+            assert code == "run-record-conflict"
+        # the delegating connection follows the delegated route and reports the Gate
+        (ws.root / "VERDICT").write_text("accepted\n", encoding="utf-8")
+        arguments = {
+            "run": "pr7",
+            "recordNode": gate_key,
+            "outcome": "completed",
+            "revision": route["revision"],
+            "sequence": delegated["run"]["sequence"],
+        }
+        legal = await call(client, "run_record", arguments)
+        assert legal["route"]["node"] == "legal-signoff"
+
+    with_client(server, "legacy", body, answers)
+    assert answers.asked[0].requested_schema["properties"]["decision"]["enum"] == [
+        "approve",
+        "reject",
+        "delegate",
+    ]
+    # the Run file has no trace of the delegation: no authority, no decision event
+    assert "desk.editor" not in ws.run_file("pr7").read_text(encoding="utf-8")
+    run = read_run(ws.run_file("pr7"))
+    assert list(run.authorities) == []
+    assert [e["type"] for e in run.events if "delegat" in json.dumps(e)] == []
+    assert not [e for e in run.events if e["type"] == "gate.decided"]
+
+
+def test_a_stateless_call_is_not_offered_delegation(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    ws.draft()
+    answers = Answers()
+
+    async def body(client: Any) -> None:
+        gate = await call(client, "run_start", {"run": "w48"})
+        assert gate["next"]["tool"] == "gate_resolve"
+        answers.add("accept", {"decision": "delegate"})
+        refused = await call(client, "gate_resolve", gate["next"]["arguments"])
+        assert refused["decision"] == "invalid"
+
+    with_client(build_server(host_for(ws)), "auto", body, answers)
+    assert answers.asked[0].requested_schema["properties"]["decision"]["enum"] == [
+        "approve",
+        "reject",
+    ]
+    assert list(read_run(ws.run_file("w48")).authorities) == []

@@ -13,9 +13,11 @@ Facts the host's policy names (``gates.<id>.onApprove.facts`` in the config), by
 the ``equals`` checks of the Gate's own ``satisfiedBy`` (``report.approved = true``);
 ``exists`` checks are never invented, and a Gate with a resolution Action gets no Facts
 by default (the Action applies the decision; the agent then reports the Gate's Outcome).
-A rejection records the Gate's Outcome ``failed``. No authority is granted and nothing is
-delegated: the Run holds what the user decided, with a ``gate.decided`` event saying how,
-through which client and under which config.
+A rejection records the Gate's Outcome ``failed``. The Run holds what the user decided,
+with a ``gate.decided`` event saying how, through which client and under which config.
+No authority is ever written: a delegatable Gate asked on a connection also offers
+``delegate``, which grants its authority to that connection in memory only
+(:mod:`.delegation`) and writes nothing.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
     from .config import GatePolicy
 
 DECISIONS: Final = ("approve", "reject")
+DELEGATE: Final = "delegate"
 
 
 def approved_since(run: Run, gate_id: str, key: str) -> bool:
@@ -85,10 +88,13 @@ class Ask:
         return state == self.state()
 
 
-def waiting_route(program: Program, run: Run, route_id: str, revision: str) -> dict[str, Any]:
+def waiting_route(
+    program: Program, run: Run, route_id: str, revision: str, authorities: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """The Gate route ``route_id`` at ``revision``: ``route-revision-stale`` /
-    ``route-stale`` when the Run moved on, ``gate-not-waiting`` when it is no Gate."""
-    state = evaluation_input(run, provider=program.provider_id)
+    ``route-stale`` when the Run moved on, ``gate-not-waiting`` when it is no Gate
+    (``authorities``: the ones delegated to the asking connection)."""
+    state = evaluation_input(run, provider=program.provider_id, authorities=authorities)
     route = program.route(run.graph, run.entry, route_id, state, revision).to_dict()
     gate = route.get("gate")
     if route["statusCode"] != "waiting-user" or gate is None:
@@ -99,20 +105,37 @@ def waiting_route(program: Program, run: Run, route_id: str, revision: str) -> d
     return route
 
 
-def ask_for(handle: str, provider: str, route: Mapping[str, Any], run_label: str) -> Ask:
+def ask_for(
+    handle: str,
+    provider: str,
+    route: Mapping[str, Any],
+    run_label: str,
+    *,
+    can_delegate: bool = False,
+) -> Ask:
+    """The form; ``can_delegate``: the caller has a connection that could hold the
+    Gate's authority, so a delegatable Gate also offers ``delegate``."""
     gate = route["gate"]
     authority = gate.get("authority")
+    choices = list(DECISIONS)
+    if can_delegate and authority and gate.get("delegatable") is True:
+        choices.append(DELEGATE)
     lines = [f"[{provider} · {route['graph']} · {route['node']}] {gate['prompt']}"]
     if authority:
         lines.append(f"Authority: {authority}")
     lines.append(f"Run {run_label}, revision {route['revision'][:19]}…")
     lines.append("Choose approve or reject; the agent cannot answer this for you.")
+    if DELEGATE in choices:
+        lines.append(
+            f"delegate: let this client connection resolve {authority} Gates of this Run "
+            "itself until it disconnects (kept in the server's memory, never in the Run)."
+        )
     properties: dict[str, Any] = {
         "decision": {
             "type": "string",
             "title": "Decision",
-            "description": f"approve or reject: {gate['prompt']}",
-            "enum": list(DECISIONS),
+            "description": f"{' or '.join(choices)}: {gate['prompt']}",
+            "enum": choices,
         }
     }
     required = ["decision"]
@@ -139,8 +162,9 @@ def ask_for(handle: str, provider: str, route: Mapping[str, Any], run_label: str
 
 
 def check_answer(ask: Ask, action: str, content: Mapping[str, Any] | None) -> tuple[str, str]:
-    """``(decision, why)``: ``approved``/``rejected`` for a complete answer, ``declined`` /
-    ``cancelled`` as the user said, ``invalid`` for an accept that decides nothing."""
+    """``(decision, why)``: ``approved``/``rejected``/``delegated`` for a complete answer,
+    ``declined`` / ``cancelled`` as the user said, ``invalid`` for an accept that decides
+    nothing or chooses what the form did not offer."""
     if action == "decline":
         return "declined", "the user declined to decide"
     if action == "cancel":
@@ -149,11 +173,12 @@ def check_answer(ask: Ask, action: str, content: Mapping[str, Any] | None) -> tu
         return "unavailable", "the client could not show the user the form"
     given = dict(content or {})
     choice = given.get("decision")
-    if choice not in DECISIONS:
+    if choice not in ask.schema["properties"]["decision"]["enum"]:
         return "invalid", "the form came back without a decision (approve or reject)"
     if "confirm" in ask.schema["properties"] and given.get("confirm") != ask.gate["id"]:
         return "invalid", f"the confirmation was not the Gate id {ask.gate['id']}, typed exactly"
-    return ("approved" if choice == "approve" else "rejected"), f"the user chose {choice}"
+    decided = {"approve": "approved", "reject": "rejected", DELEGATE: "delegated"}[str(choice)]
+    return decided, f"the user chose {choice}"
 
 
 def approval_facts(program: Program, ask: Ask, policy: GatePolicy) -> dict[tuple[str, ...], Any]:
@@ -179,6 +204,7 @@ def apply(
     decision: str,
     policy: GatePolicy,
     how: Mapping[str, Any],
+    authorities: tuple[str, ...] = (),
 ) -> tuple[Run, dict[str, Any]]:
     """Write an approved or rejected decision in one locked commit; ``recorded`` says what.
 
@@ -190,7 +216,7 @@ def apply(
 
     def change(document: dict[str, Any], at: str) -> dict[str, Any]:
         run = Run(document)
-        state = evaluation_input(run, provider=program.provider_id)
+        state = evaluation_input(run, provider=program.provider_id, authorities=authorities)
         current = program.evaluate(run.graph, run.entry, state).revision
         if current != ask.revision:
             raise AgentGraphError(

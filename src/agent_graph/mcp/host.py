@@ -28,6 +28,7 @@ from ..runs.document import OUTCOME_RECORDED, recorded, with_fact_paths
 from . import gates
 from . import next as next_
 from .config import HostConfig, load_config
+from .delegation import Delegations
 from .flows import (
     STOP_WAIT_S,
     CallerAgent,
@@ -46,9 +47,10 @@ from .tools import BY_NAME, Tool, check_arguments, select_tools
 
 if TYPE_CHECKING:
     from ..ir.flow_program import FlowProgram
+    from ..ir.records import Gate as GateSpec
     from ..runs import RunStore
     from ..runs.store import RunRef
-    from ..vm import Evaluation, Program
+    from ..vm import Evaluation, Program, RoutingState
 
 #: How long a call waits for a Run another process holds before ``run-locked``: well
 #: under the 60 s clients allow a tool call.
@@ -101,6 +103,9 @@ class Client:
     version: str | None = None
     protocol: str | None = None
     elicitation: bool = False
+    #: the connection this call came on, when one outlives the call (a handshake
+    #: session): what the user delegates is held for it (:mod:`.delegation`)
+    connection: str | None = None
     progress: Callable[[float, float | None, str], None] | None = field(
         default=None, compare=False, repr=False
     )
@@ -526,6 +531,7 @@ class Host(FlowTools):
         )
         self._ledger = _Ledger()
         self._cache: str | None = None
+        self.delegations = Delegations()
 
     # -- dispatch ------------------------------------------------------------------------
 
@@ -572,6 +578,12 @@ class Host(FlowTools):
                 + ("in the runs directory)" if self.options.runs else "for this process only)"),
             )
         return ref, self.store.load(ref)
+
+    def _state(self, run: Run, program: Program, handle: str, client: Client) -> RoutingState:
+        """The Run as this caller evaluates it: the file, plus the authorities the user
+        delegated to the caller's connection (never written to the file)."""
+        held = self.delegations.held(client.connection, handle)
+        return evaluation_input(run, provider=program.provider_id, authorities=held)
 
     def _served(self, run: Run) -> tuple[Served, Program]:
         served = self.providers.get(run.provider)
@@ -668,11 +680,12 @@ class Host(FlowTools):
         served: Served,
         program: Program,
         observed: list[dict[str, Any]],
+        client: Client,
         *,
         want_route: bool = True,
         extra: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        state = evaluation_input(run, provider=program.provider_id)
+        state = self._state(run, program, handle, client)
         evaluation = program.evaluate(run.graph, run.entry, state, trace=True)
         doc = evaluation.to_dict()
         route = None
@@ -809,7 +822,7 @@ class Host(FlowTools):
             ref, provider=served.program.provider_id, graph=graph, entry=entry, workspace=workspace
         )
         run, observed = self._observe(handle, ref, run, client)
-        return self._step(handle, run, served, served.program, observed)
+        return self._step(handle, run, served, served.program, observed, client)
 
     def _run_status(self, args: Mapping[str, Any], client: Client) -> dict[str, Any]:
         handle = args["run"]
@@ -819,14 +832,14 @@ class Host(FlowTools):
         if args.get("observe", True):
             run, observed = self._observe(handle, ref, run, client)
         return self._step(
-            handle, run, served, program, observed, want_route=args.get("route", True)
+            handle, run, served, program, observed, client, want_route=args.get("route", True)
         )
 
     def _graph_route(self, args: Mapping[str, Any], client: Client) -> dict[str, Any]:
         handle = args["run"]
         _, run = self._load(handle)
         served, program = self._served(run)
-        state = evaluation_input(run, provider=program.provider_id)
+        state = self._state(run, program, handle, client)
         evaluation = program.evaluate(run.graph, run.entry, state)
         route_id = args.get("routeId")
         if route_id is None:
@@ -865,14 +878,18 @@ class Host(FlowTools):
         ref, run = self._load(handle)
         served, program = self._served(run)
         check_graph_state_key(program, run.graph, key)
-        gate_id = _gate_of(program, key)
-        if gate_id is not None and not (
-            outcome == "completed" and gates.approved_since(run, gate_id, key)
+        gate = _gate_of(program, key)
+        delegated = gate is not None and gate.authority in self.delegations.held(
+            client.connection, handle
+        )
+        if gate is not None and not (
+            outcome == "completed" and (delegated or gates.approved_since(run, gate.id, key))
         ):
             raise AgentGraphError(
                 codes.RUN_RECORD_CONFLICT,
                 f"{key} is a Gate: only the user decides it, through gate_resolve (after "
-                "the user approved, you may report completed once its resolution ran)",
+                "the user approved or delegated it, you may report completed once its "
+                "resolution ran)",
             )
         offered = self._ledger.offered(handle, revision)
         if offered is not None and key not in offered:
@@ -911,7 +928,8 @@ class Host(FlowTools):
         run, _ = self.store.update(ref, change)
         recorded_ = {"stateKey": key, "outcome": outcome, "sequence": run.events[-1]["sequence"]}
         run, observed = self._observe(handle, ref, run, client)
-        return self._step(handle, run, served, program, observed, extra={"recorded": recorded_})
+        extra = {"recorded": recorded_}
+        return self._step(handle, run, served, program, observed, client, extra=extra)
 
     def _resource_read(self, args: Mapping[str, Any], client: Client) -> dict[str, Any]:
         from ..documents.files import read_bytes
@@ -923,7 +941,8 @@ class Host(FlowTools):
         location = next((s for s in static_files(program) if s[0] == wanted), None)
         if location is None:
             resource = find_resource(program, wanted)  # resource-missing when it is none
-            location = self._materialized(program, run, resource.id)
+            state = self._state(run, program, args["run"], client)
+            location = self._materialized(program, run, resource.id, state)
         rid, media, rel, digest = location
         target = Path(rel) if os.path.isabs(rel) else program.root / rel
         text = read_bytes(target, rel).decode("utf-8", "replace")
@@ -932,7 +951,7 @@ class Host(FlowTools):
         return {"next": {"say": say, "waitsFor": "agent"}, "resource": info, "text": text}
 
     def _materialized(
-        self, program: Program, run: Run, rid: str
+        self, program: Program, run: Run, rid: str, state: RoutingState
     ) -> tuple[str, str, str, str | None]:
         import tempfile
 
@@ -940,7 +959,6 @@ class Host(FlowTools):
 
         if self._cache is None:
             self._cache = tempfile.mkdtemp(prefix="agc-mcp-views-")
-        state = evaluation_input(run, provider=program.provider_id)
         revision = program.evaluate(run.graph, run.entry, state).revision
         done = materialize(
             program,
@@ -977,8 +995,11 @@ class Host(FlowTools):
         handle = args["run"]
         _, run = self._load(handle)
         served, program = self._served(run)
-        route = gates.waiting_route(program, run, args["routeId"], args["revision"])
-        ask = gates.ask_for(handle, program.provider_id, route, handle)
+        held = self.delegations.held(client.connection, handle)
+        route = gates.waiting_route(program, run, args["routeId"], args["revision"], held)
+        ask = gates.ask_for(
+            handle, program.provider_id, route, handle, can_delegate=client.connection is not None
+        )
         policy = self.config.gate(ask.gate["id"])
         if policy.via == "cli":
             why = "the host's config lets only a terminal decide this Gate"
@@ -986,7 +1007,7 @@ class Host(FlowTools):
             why = "this client cannot show the user a form (no elicitation)"
         else:
             return ask
-        return self._undecided(handle, run, served, program, ask, "unavailable", why)
+        return self._undecided(handle, run, served, program, ask, "unavailable", why, client)
 
     def gate_finish(
         self,
@@ -1001,20 +1022,54 @@ class Host(FlowTools):
         ref, run = self._load(handle)
         served, program = self._served(run)
         decision, why = gates.check_answer(ask, action, content)
+        if decision == "delegated" and client.connection is not None:
+            return self._delegated(handle, ref, run, served, program, ask, client)
         if decision not in ("approved", "rejected"):
-            return self._undecided(handle, run, served, program, ask, decision, why)
+            return self._undecided(handle, run, served, program, ask, decision, why, client)
         how: dict[str, Any] = {"via": "elicitation-form", **client.provenance()}
         if self.config.digest:
             how["config"] = self.config.digest
         policy = self.config.gate(ask.gate["id"])
-        run, recorded_ = gates.apply(self.store, ref, program, ask, decision, policy, how)
+        held = self.delegations.held(client.connection, handle)
+        run, recorded_ = gates.apply(self.store, ref, program, ask, decision, policy, how, held)
         run, observed = self._observe(handle, ref, run, client)
         extra = {"decision": decision, "gate": dict(ask.gate), "recorded": recorded_}
-        out = self._step(handle, run, served, program, observed, extra=extra)
+        out = self._step(handle, run, served, program, observed, client, extra=extra)
         resolution = ask.gate.get("resolutionAction")
         if decision == "approved" and resolution is not None and not recorded_.get("facts"):
             out["next"] = _resolve_next(handle, ask, resolution, out)
         return out
+
+    def _delegated(
+        self,
+        handle: str,
+        ref: RunRef,
+        run: Run,
+        served: Served,
+        program: Program,
+        ask: gates.Ask,
+        client: Client,
+    ) -> dict[str, Any]:
+        """The user delegated the Gate's authority to this connection: held here, nothing
+        written; the route is now the Gate's delegated one, which the agent follows."""
+        assert client.connection is not None
+        # the same check a decision gets under the lock: the form was for this revision
+        current = program.evaluate(run.graph, run.entry, self._state(run, program, handle, client))
+        if current.revision != ask.revision:
+            raise AgentGraphError(
+                codes.ROUTE_REVISION_STALE,
+                f"The Run moved on since the user was asked (revision {current.revision}, "
+                f"the form showed {ask.revision}); nothing was delegated",
+            )
+        authority = ask.gate["authority"]
+        self.delegations.grant(client.connection, handle, authority)
+        run, observed = self._observe(handle, ref, run, client)
+        extra = {
+            "decision": "delegated",
+            "gate": dict(ask.gate),
+            "delegated": {"authority": authority, "heldFor": "this connection"},
+        }
+        return self._step(handle, run, served, program, observed, client, extra=extra)
 
     def gate_resume(
         self,
@@ -1046,13 +1101,14 @@ class Host(FlowTools):
         ask: gates.Ask,
         decision: str,
         why: str,
+        client: Client,
     ) -> dict[str, Any]:
         fallback = self.fallback(handle, served, ask.gate["id"])
         say = (
             f"Nothing changed: {why}. Do not decide it yourself; the user can decide in a "
             f"terminal: {fallback}, then call run_status."
         )
-        out = self._step(handle, run, served, program, [], want_route=False)
+        out = self._step(handle, run, served, program, [], client, want_route=False)
         out["next"] = {
             "say": say,
             "waitsFor": "user",
@@ -1087,13 +1143,13 @@ def _resolve_next(
     return {"say": say, "waitsFor": "agent", "tool": "run_record", "arguments": arguments}
 
 
-def _gate_of(program: Program, key: str) -> str | None:
-    """The Gate id of the node state key ``key`` names (maybe under a call path)."""
+def _gate_of(program: Program, key: str) -> GateSpec | None:
+    """The Gate of the node state key ``key`` names (maybe under a call path)."""
     last = key.rsplit(">", 1)[-1]
     for graph in program.ir.graphs:
         for node in graph.nodes:
             if node.gate is not None and last == f"{graph.id}/{node.id}":
-                return node.gate.id
+                return node.gate
     return None
 
 

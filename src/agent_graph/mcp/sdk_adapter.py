@@ -16,6 +16,7 @@ refused before the host sees it.
 from __future__ import annotations
 
 import sys
+import uuid
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -52,9 +53,10 @@ INSTRUCTIONS: Final = (
     "through the form gate_resolve shows them); never run agc commands that would. The "
     "server never runs a route's command plan: run it with your own shell tool."
 )
+_CONNECTION_KEY: Final = "agent-graph.connection"
 
 
-def _client(ctx: ServerRequestContext[Any, Any]) -> Client:
+def _client(ctx: ServerRequestContext[Any, Any], host: Host) -> Client:
     """The caller, and a progress sink the host may call from its worker thread."""
     name = version = None
     # a 2026-07-28 request's clientInfo is made into client_params by the SDK too
@@ -70,7 +72,25 @@ def _client(ctx: ServerRequestContext[Any, Any]) -> Client:
         # the host runs on a worker thread; the session lives on the event loop
         anyio.from_thread.run(ctx.session.report_progress, done, total, message)
 
-    return Client(name, version, ctx.protocol_version, form, progress)
+    return Client(name, version, ctx.protocol_version, form, _connection(ctx, host), progress)
+
+
+def _connection(ctx: ServerRequestContext[Any, Any], host: Host) -> str | None:
+    """A token for the handshake connection this call came on (its delegations end with
+    it); None for a 2026-07-28 call, whose connection is the one exchange."""
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return None
+    # the request context does not expose the connection; its session keeps it
+    connection = getattr(ctx.session, "_connection", None)
+    state = getattr(connection, "state", None)
+    if not isinstance(state, dict):
+        return None
+    token = state.get(_CONNECTION_KEY)
+    if token is None:
+        token = state[_CONNECTION_KEY] = uuid.uuid4().hex
+        assert connection is not None
+        connection.exit_stack.callback(host.delegations.forget, token)
+    return str(token)
 
 
 def _links(result: Mapping[str, Any]) -> list[types.ContentBlock]:
@@ -120,7 +140,7 @@ def build_server(host: Host) -> Server[Any]:
     ) -> types.CallToolResult | types.InputRequiredResult:
         if host.tool(params.name) is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
-        client = _client(ctx)
+        client = _client(ctx, host)
         try:
             if params.name == "gate_resolve":
                 return await _gate(ctx, params, client)

@@ -214,9 +214,8 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         "run_start",
         "Start a Run",
-        "Create a Run under a new handle (kept in the server's runs directory until the "
-        "user deletes it; in memory for this process without one), observe, evaluate "
-        "and route its first step. Refuses a handle that exists.",
+        "Create a Run under a new handle (kept in the server's runs directory), observe, "
+        "evaluate and route its first step. Refuses a handle that exists.",
         _object(
             {
                 "run": _HANDLE,
@@ -286,6 +285,7 @@ TOOLS: tuple[Tool, ...] = (
                     "enum": [
                         "approved",
                         "rejected",
+                        "delegated",
                         "declined",
                         "cancelled",
                         "invalid",

@@ -14,6 +14,7 @@ client, under the client's own permission prompts.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import threading
 from collections.abc import Callable, Mapping
@@ -43,7 +44,8 @@ from .flows import (
 from .observers import look, report
 from .providers import ProviderSet, Served
 from .resources import static_files
-from .tools import BY_NAME, Tool, check_arguments, select_tools
+from .run_resources import ReadLedger
+from .tools import BY_NAME, HANDLE_PATTERN, Tool, check_arguments, select_tools
 
 if TYPE_CHECKING:
     from ..ir.flow_program import FlowProgram
@@ -532,6 +534,8 @@ class Host(FlowTools):
         self._ledger = _Ledger()
         self._cache: str | None = None
         self.delegations = Delegations()
+        self.reads = ReadLedger()
+        self._memory_handles: set[str] = set()
 
     # -- dispatch ------------------------------------------------------------------------
 
@@ -579,11 +583,20 @@ class Host(FlowTools):
             )
         return ref, self.store.load(ref)
 
-    def _state(self, run: Run, program: Program, handle: str, client: Client) -> RoutingState:
+    def _state(
+        self,
+        run: Run,
+        program: Program,
+        handle: str,
+        client: Client,
+        receipts: Mapping[str, Any] | None = None,
+    ) -> RoutingState:
         """The Run as this caller evaluates it: the file, plus the authorities the user
         delegated to the caller's connection (never written to the file)."""
         held = self.delegations.held(client.connection, handle)
-        return evaluation_input(run, provider=program.provider_id, authorities=held)
+        return evaluation_input(
+            run, provider=program.provider_id, authorities=held, receipts=receipts
+        )
 
     def _served(self, run: Run) -> tuple[Served, Program]:
         served = self.providers.get(run.provider)
@@ -821,6 +834,8 @@ class Host(FlowTools):
         run = self.store.start(
             ref, provider=served.program.provider_id, graph=graph, entry=entry, workspace=workspace
         )
+        if self.options.runs is None:
+            self._memory_handles.add(handle)
         run, observed = self._observe(handle, ref, run, client)
         return self._step(handle, run, served, served.program, observed, client)
 
@@ -839,7 +854,9 @@ class Host(FlowTools):
         handle = args["run"]
         _, run = self._load(handle)
         served, program = self._served(run)
-        state = self._state(run, program, handle, client)
+        # receipts for what the agent says it still holds, of what this server served
+        receipts = self.reads.receipts(program.provider_id, args.get("inContext", ()))
+        state = self._state(run, program, handle, client, receipts)
         evaluation = program.evaluate(run.graph, run.entry, state)
         route_id = args.get("routeId")
         if route_id is None:
@@ -939,20 +956,26 @@ class Host(FlowTools):
         _, program = self._served(run)
         wanted = args["id"]
         location = next((s for s in static_files(program) if s[0] == wanted), None)
+        revision = None
         if location is None:
             resource = find_resource(program, wanted)  # resource-missing when it is none
             state = self._state(run, program, args["run"], client)
-            location = self._materialized(program, run, resource.id, state)
+            location, revision = self._materialized(program, run, resource.id, state)
         rid, media, rel, digest = location
         target = Path(rel) if os.path.isabs(rel) else program.root / rel
         text = read_bytes(target, rel).decode("utf-8", "replace")
+        self.reads.served(program.provider_id, rid, digest, revision)
         info = {"id": rid, "mediaType": media, "digest": digest}
+        if revision is not None:
+            info["revision"] = revision
         say = "Follow this resource for the step it belongs to, then report with run_record."
         return {"next": {"say": say, "waitsFor": "agent"}, "resource": info, "text": text}
 
     def _materialized(
-        self, program: Program, run: Run, rid: str, state: RoutingState
-    ) -> tuple[str, str, str, str | None]:
+        self, program: Program, run: Run, rid: str, state: RoutingState, at: str | None = None
+    ) -> tuple[tuple[str, str, str, str | None], str]:
+        """The view ``rid`` materialized for the Run's current revision, and that revision
+        (``at``: only for that one, else ``route-revision-stale``)."""
         import tempfile
 
         from ..materialize import materialize
@@ -960,6 +983,12 @@ class Host(FlowTools):
         if self._cache is None:
             self._cache = tempfile.mkdtemp(prefix="agc-mcp-views-")
         revision = program.evaluate(run.graph, run.entry, state).revision
+        if at is not None and at != revision:
+            raise AgentGraphError(
+                codes.ROUTE_REVISION_STALE,
+                f"The Run moved on (revision {revision}); the view of {at} is not served: "
+                "take the new route's view",
+            )
         done = materialize(
             program,
             rid,
@@ -967,7 +996,61 @@ class Host(FlowTools):
             revision=revision,
             workspace=run.workspace or self.roots[0],
         )
-        return done.id, done.media_type, done.file_path, done.digest
+        return (done.id, done.media_type, done.file_path, done.digest), revision
+
+    # -- resources -------------------------------------------------------------------------
+
+    def run_handles(self) -> list[str]:
+        """The handles of the Graph Runs this server can read."""
+        if self.options.runs is None:
+            return sorted(self._memory_handles)
+        directory = Path(self.options.runs) / "graph"
+        found = directory.iterdir() if directory.is_dir() else iter(())
+        return sorted(
+            name.removesuffix(".json")
+            for name in (p.name for p in found)
+            if name.endswith(".json") and re.fullmatch(HANDLE_PATTERN, name.removesuffix(".json"))
+        )
+
+    def read_resource(self, uri: str, client: Client) -> tuple[str, str]:
+        """``(text, media type)`` of any resource this server lists or links."""
+        from . import run_resources as rr
+        from .resources import read_with_origin
+
+        if self.flows is not None:
+            found = self.flows.read(uri)
+            if found is not None:
+                return found
+        parsed = rr.parse(uri)
+        if parsed is None:
+            text, media, origin = read_with_origin(self.providers, uri)
+            if origin is not None:
+                self.reads.served(*origin, None)
+            return text, media
+        handle, rest = parsed
+        _, run = self._load(handle)
+        _, program = self._served(run)
+        state = self._state(run, program, handle, client)
+        if rest[0] != "views":
+            return rr.document(rest[0], run, program, state), rr.MEMBERS[rest[0]]
+        return self._view_text(program, run, state, rest[2], rest[1])
+
+    def _view_text(
+        self, program: Program, run: Run, state: RoutingState, rid: str, revision: str
+    ) -> tuple[str, str]:
+        from ..documents.files import read_bytes
+        from ..ir import records as r
+        from ..materialize.locate import find_resource
+
+        resource = find_resource(program, rid)
+        if resource.protocol not in (r.GRAPH_ACTION, r.LEGACY_VIEW):
+            raise AgentGraphError(
+                codes.RESOURCE_MISSING, f"Resource {rid} is not a context view this server serves"
+            )
+        (found, media, path, digest), at = self._materialized(program, run, rid, state, revision)
+        text = read_bytes(Path(path), path).decode("utf-8", "replace")
+        self.reads.served(program.provider_id, found, digest, at)
+        return text, media
 
     # -- Gates -----------------------------------------------------------------------------
 

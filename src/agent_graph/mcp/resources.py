@@ -3,8 +3,8 @@
 ``agent-graph://providers/<provider>/resources/<id>`` is a route's static resource
 (procedure, Skill, schema, diagnostic) by the id routes name, with its digest in
 ``_meta``; ``agent-graph://schemas/<name>`` is a shipped JSON Schema. Only files a
-Provider's compiled IR lists are served, never a path a client names. Context views
-(materialized per revision) are read with ``resource_read``.
+Provider's compiled IR lists are served, never a path a client names. Runs and context
+views (materialized per revision) are :mod:`.run_resources`.
 """
 
 from __future__ import annotations
@@ -68,6 +68,15 @@ def listing(providers: ProviderSet) -> list[dict[str, Any]]:
 
 def read(providers: ProviderSet, uri: str) -> tuple[str, str]:
     """``(text, media type)`` of a listed resource; ``resource-missing`` otherwise."""
+    text, media, _ = read_with_origin(providers, uri)
+    return text, media
+
+
+def read_with_origin(
+    providers: ProviderSet, uri: str
+) -> tuple[str, str, tuple[str, str, str | None] | None]:
+    """:func:`read`, and ``(provider, id, digest)`` when it is a Provider's file (what the
+    read ledger records)."""
     from ..documents.files import read_bytes
 
     rest = uri.removeprefix(SCHEME) if uri.startswith(SCHEME) else None
@@ -77,12 +86,13 @@ def read(providers: ProviderSet, uri: str) -> tuple[str, str]:
 
         if parts[1] in SCHEMA_NAMES:
             path = schema_path(parts[1])
-            return read_bytes(path, parts[1]).decode("utf-8"), "application/schema+json"
+            return read_bytes(path, parts[1]).decode("utf-8"), "application/schema+json", None
     if len(parts) == 4 and parts[0] == "providers" and parts[2] == "resources":
         served = providers.get(parts[1])
         assert served.program is not None
-        for rid, media, rel, _ in static_files(served.program):
+        for rid, media, rel, digest in static_files(served.program):
             if rid == parts[3]:
                 path = served.program.root / rel
-                return read_bytes(path, rel).decode("utf-8", "replace"), media
+                origin = (served.program.provider_id, rid, digest)
+                return read_bytes(path, rel).decode("utf-8", "replace"), media, origin
     raise AgentGraphError(codes.RESOURCE_MISSING, f"This server has no resource {uri}")

@@ -39,9 +39,9 @@ from .host import Client, Host
 from .prompts import listing as prompt_listing
 from .prompts import text as prompt_text
 from .resources import listing as resource_listing
-from .resources import read as resource_read
 from .resources import uri_of
 from .results import result_text, tool_error
+from .run_resources import run_listing, view_uri
 
 INSTRUCTIONS: Final = (
     "Agent Graph host. The loop: providers_list, run_start, then repeat run_status -> "
@@ -99,16 +99,23 @@ def _links(result: Mapping[str, Any]) -> list[types.ContentBlock]:
     route, run = result.get("route"), result.get("run")
     if not isinstance(route, Mapping) or not isinstance(run, Mapping):
         return []
-    return [
-        types.ResourceLink(
-            type="resource_link",
-            uri=uri_of(run["provider"], location["id"]),
-            name=location["id"],
-            mime_type=location.get("mediaType"),
+    links: list[types.ContentBlock] = []
+    for location in route["resources"]["required"]:
+        if "filePath" in location:
+            uri = uri_of(run["provider"], location["id"])
+        elif "resourceId" in location.get("materialize", {}) and "revision" in location:
+            uri = view_uri(run["run"], location["revision"], location["id"])  # a context view
+        else:
+            continue  # a host handler's resource: this server does not produce it
+        links.append(
+            types.ResourceLink(
+                type="resource_link",
+                uri=uri,
+                name=location["id"],
+                mime_type=location.get("mediaType"),
+            )
         )
-        for location in route["resources"]["required"]
-        if "filePath" in location
-    ]
+    return links
 
 
 def _ok(result: Mapping[str, Any]) -> types.CallToolResult:
@@ -256,10 +263,10 @@ def build_server(host: Host) -> Server[Any]:
     async def list_resources(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        if host.flows is None:
-            return types.ListResourcesResult(resources=resources)
-        # Flow Runs come and go: listed as they are now
-        found = await anyio.to_thread.run_sync(host.flows.resources)
+        # Runs come and go: listed as they are now
+        found = run_listing(await anyio.to_thread.run_sync(host.run_handles))
+        if host.flows is not None:
+            found += await anyio.to_thread.run_sync(host.flows.resources)
         more = [types.Resource.model_validate(r) for r in found]
         return types.ListResourcesResult(resources=[*resources, *more])
 
@@ -267,10 +274,9 @@ def build_server(host: Host) -> Server[Any]:
         ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         try:
-            flow = None
-            if host.flows is not None:
-                flow = await anyio.to_thread.run_sync(host.flows.read, params.uri)
-            text, media = flow if flow is not None else resource_read(host.providers, params.uri)
+            text, media = await anyio.to_thread.run_sync(
+                host.read_resource, params.uri, _client(ctx, host)
+            )
         except AgentGraphError as error:
             raise MCPError(code=types.INVALID_PARAMS, message=error.message) from None
         contents = types.TextResourceContents(uri=params.uri, mime_type=media, text=text)

@@ -164,8 +164,8 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         "graph_evaluate",
         "Evaluate a hypothetical state",
-        "What-if: the steps legal for the Facts, outcomes and authorities you give. Nothing "
-        "is recorded: only the host's observers and the user's Gate answers reach a Run.",
+        "What-if: the steps legal for the Facts, outcomes and authorities you give. It "
+        "writes nothing: only observers and the user's answers reach a Run.",
         _object(
             {
                 **_SELECTOR,
@@ -191,12 +191,17 @@ TOOLS: tuple[Tool, ...] = (
         "graph_route",
         "Resolve a route",
         "Resolve the Run's primary route (or routeId) at its current revision: what to "
-        "run, read and record. Reads the Run as stored; run_status observes first.",
+        "run, read and record. Does not observe (run_status does).",
         _object(
             {
                 "run": _HANDLE,
                 "routeId": {"type": "string", "description": "Omit for the primary route"},
                 "revision": {**_DIGEST, "description": "Refuse if the Run moved on"},
+                "inContext": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "Ids of resources read here you still hold",
+                },
             },
             ["run"],
         ),
@@ -235,7 +240,7 @@ TOOLS: tuple[Tool, ...] = (
         "run_status",
         "Observe and evaluate a Run",
         "The loop tool: run the host's observers, evaluate the Run and resolve its primary "
-        "route. Follow next.say; it ends with the exact next call.",
+        "route. Follow next.say and make next's call.",
         _object(
             {
                 "run": _HANDLE,
@@ -273,8 +278,8 @@ TOOLS: tuple[Tool, ...] = (
         "gate_resolve",
         "Ask the user to decide a Gate",
         "Show the user the Gate the Run waits on (a form in the client) and apply their "
-        "decision. You cannot decide it: declined, cancelled or unanswerable requests "
-        "change nothing and say how the user can decide in a terminal.",
+        "decision. You cannot decide it: a form not answered changes nothing and says "
+        "how the user can decide in a terminal.",
         _object(
             {"run": _HANDLE, "routeId": {"type": "string"}, "revision": _DIGEST},
             ["run", "routeId", "revision"],

@@ -532,3 +532,60 @@ def test_stop_kills_only_the_stopped_runs_command(tmp_path: Path) -> None:
     with_client(build_server(setup.host()), "legacy", body, answers)
     for name in ("a", "b"):
         assert flows.status(setup.record(name))["state"] == "interrupted"
+
+
+SCRIPTED_AGENT = """\
+import json, sys
+request = json.load(sys.stdin)
+if request["node"] == "draft":
+    open("DRAFT.md", "w").write("one two three\\n")
+    answer = {"result": "drafted", "content": "three words", "agent": "scripted-1"}
+else:
+    answer = {"result": "accept", "content": "fine", "agent": request["agent"]}
+print(json.dumps(answer))
+"""
+
+
+@ERAS
+def test_a_named_agent_adapter_from_the_config_runs_the_agent_steps(
+    tmp_path: Path, mode: str
+) -> None:
+    fingerprint = flows.compile(write_flow(tmp_path / "probe")).fingerprint
+    setup = Setup(tmp_path, trusted=(fingerprint,))
+    assert setup.config is not None
+    script = tmp_path / "agent.py"
+    script.write_text(SCRIPTED_AGENT, encoding="utf-8")
+    spec = "command:" + json.dumps([sys.executable, str(script)])
+    with setup.config.open("a", encoding="utf-8") as config:
+        config.write(f"agents:\n  scripted: {json.dumps(spec)}\n")
+
+    async def body(client: Any) -> None:
+        start = {"flow": "write-measure", "task": "t", "run": "h", "agent": "scripted"}
+        view = await call(client, "flow_start", {**start, "waitSeconds": 30})
+        while view["state"] == "running":
+            view = await call(client, "flow_status", {"run": "h", "waitSeconds": 30})
+        assert view["state"] == "completed"  # no flow_answer: the adapter answered
+        unknown = {**start, "run": "h2", "agent": "nobody"}
+        assert await error_code(client, "flow_start", unknown) == "arguments-invalid"
+
+    with_client(build_server(setup.host()), mode, body, Answers())
+    assert setup.ran()
+    from agent_graph.flow.runtime.api import events
+
+    bound = [e.get("agent") for e in events(setup.record("h")) if e["type"] == "agent-bound"]
+    assert bound == ["scripted-1"]
+    assert not setup.record("h2").exists()
+
+
+def test_a_named_agent_with_a_bad_spec_stops_the_config(tmp_path: Path) -> None:
+    from agent_graph.errors import AgentGraphError
+    from agent_graph.mcp.config import load_config
+
+    config = tmp_path / "mcp.yaml"
+    config.write_text(
+        "schema: agent-graph.mcp-config.v1\nagents:\n  bad: 'claude:not-json'\n", encoding="utf-8"
+    )
+    with pytest.raises(AgentGraphError) as caught:
+        load_config(config)
+    assert caught.value.code == "mcp-config-invalid"
+    assert caught.value.diagnostics[0].pointer == "/agents/bad"

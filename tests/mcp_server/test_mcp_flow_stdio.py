@@ -20,6 +20,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
+from agent_graph.flow import status as flow_status
 from mcp_support import ROOT, Answers, with_client
 from test_mcp_flow import Setup, answer_loop
 
@@ -59,10 +60,11 @@ def test_flow_survives_a_server_restart_over_stdio(tmp_path: Path) -> None:
         assert view["state"] == "awaiting-agent"
 
     with_client(_params(setup), "legacy", first, answers)
-    stopped = json.loads(setup.record("h").read_text(encoding="utf-8"))
+    # read through the runtime's API, never the record's bytes (its layout is the runtime's)
+    stopped = flow_status(setup.record("h"))
     # interrupted when the server stopped its driver on stdin EOF; running when the
     # client's grace ran out first and it killed the server: both resume
-    assert stopped["status"] in ("interrupted", "running")
+    assert stopped["state"] in ("interrupted", "running")
 
     async def second(client: Any) -> None:
         view = await _call(client, "flow_status", {"run": "h"})

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .. import codes
-from ..errors import AgentGraphError
+from ..errors import AgentGraphError, Diagnostic
 
 CONFIG_SCHEMA = "agent-graph.mcp-config.v1"
 
@@ -49,6 +49,16 @@ class Observer:
 
 
 @dataclass(frozen=True, slots=True)
+class Handler:
+    """A host handler the user lets the server run (an argv, as observers run)."""
+
+    id: str
+    command: tuple[str, ...]
+    timeout_ms: int = DEFAULT_TIMEOUT_MS
+    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES
+
+
+@dataclass(frozen=True, slots=True)
 class GatePolicy:
     via: Literal["elicitation", "cli"] = "elicitation"
     #: Fact paths an approval sets; None: the Gate's own satisfiedBy ``equals`` checks
@@ -61,6 +71,9 @@ class HostConfig:
     gates: Mapping[str, GatePolicy] = field(default_factory=dict)
     #: Flow closure fingerprints whose commands the user allows without being asked
     trusted_flows: tuple[str, ...] = ()
+    handlers: Mapping[str, Handler] = field(default_factory=dict)
+    #: name -> ``agc flow run --agent`` spec, for ``flow_start {"agent": name}``
+    agents: Mapping[str, str] = field(default_factory=dict)
     #: ``sha256:…`` of the file's bytes; None without a file
     digest: str | None = None
     path: str | None = None
@@ -117,10 +130,43 @@ def load_config(path: str | os.PathLike[str] | None) -> HostConfig:
             via=policy.get("via", "elicitation"),
             on_approve=None if facts is None else {split_path(k): v for k, v in facts.items()},
         )
+    handlers = {
+        hid: Handler(
+            id=hid,
+            command=tuple(item["command"]),
+            timeout_ms=item.get("timeoutMs", DEFAULT_TIMEOUT_MS),
+            max_output_bytes=item.get("maxOutputBytes", DEFAULT_MAX_OUTPUT_BYTES),
+        )
+        for hid, item in value.get("handlers", {}).items()
+    }
+    agents = dict(value.get("agents", {}))
+    for name, spec in agents.items():
+        _check_agent(display, name, spec)
     return HostConfig(
         observers=tuple(observers),
         gates=gates,
+        handlers=handlers,
+        agents=agents,
         trusted_flows=tuple(item["fingerprint"] for item in value.get("trustedFlows", [])),
         digest="sha256:" + hashlib.sha256(raw).hexdigest(),
         path=str(absolute),
     )
+
+
+def _check_agent(display: str, name: str, spec: str) -> None:
+    """A named adapter's spec must be one ``agc flow run --agent`` takes (checked at start,
+    so a typo is the user's error now, not a failed Flow step later)."""
+    from ..flow.agents.spec import adapter_from_spec
+
+    try:
+        adapter_from_spec(spec)
+    except AgentGraphError as error:
+        raise AgentGraphError(
+            codes.MCP_CONFIG_INVALID,
+            f"{display}: /agents/{name}: {error.message}",
+            [
+                Diagnostic(
+                    codes.MCP_CONFIG_INVALID, error.message, path=display, pointer=f"/agents/{name}"
+                )
+            ],
+        ) from None

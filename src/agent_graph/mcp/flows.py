@@ -285,6 +285,8 @@ class FlowHost:
         self.runs = runs
         self.trusted: set[str] = set(trusted)  # config entries and this process's "trust"
         self.drives: dict[str, Drive] = {}
+        #: handle -> the Agent adapter name its steps go to (caller or a config name)
+        self.agents: dict[str, str] = {}
         self._lock = threading.Lock()
 
     # -- packages --------------------------------------------------------------------------

@@ -48,6 +48,7 @@ from .run_resources import ReadLedger
 from .tools import BY_NAME, HANDLE_PATTERN, Tool, check_arguments, select_tools
 
 if TYPE_CHECKING:
+    from ..flow.agents.protocol import AgentAdapter
     from ..ir.flow_program import FlowProgram
     from ..ir.records import Gate as GateSpec
     from ..runs import RunStore
@@ -264,6 +265,14 @@ class FlowTools:
             "events": [],
         }
 
+    def _adapter(self, agent: str, drive: Drive) -> AgentAdapter:
+        """The caller (answers with flow_answer) or the config's adapter of that name."""
+        if agent == "caller":
+            return CallerAgent(drive)
+        from ..flow.agents.spec import adapter_from_spec
+
+        return adapter_from_spec(self.config.agents[agent])
+
     # -- the view --------------------------------------------------------------------------
 
     def _flow_view(self, handle: str, since: int = 0) -> dict[str, Any]:
@@ -363,10 +372,12 @@ class FlowTools:
         fh = self._flow_host()
         handle = args["run"]
         _, path = fh.find(args["flow"])
-        if args.get("agent", "caller") != "caller":
+        agent = args.get("agent", "caller")
+        if agent != "caller" and agent not in self.config.agents:
+            named = ", ".join(["caller", *self.config.agents])
             raise AgentGraphError(
                 codes.ARGUMENTS_INVALID,
-                "/agent: this server answers Agent steps only through the caller (caller)",
+                f"/agent: this server's config names no Agent adapter {agent} (it has: {named})",
             )
         file = fh.path(handle)
         if file.exists():
@@ -379,7 +390,7 @@ class FlowTools:
         words = ["agc", "flow", "run", path, "--task", task_text(args["task"])]
         words += ["--state", os.fspath(file), "--cwd", cwd]
         if has_agent_steps(program):
-            words += ["--agent", "claude"]
+            words += ["--agent", self.config.agents.get(agent, "claude")]
         refused = self._refused(handle, program, consent, shlex.join(words), fresh=False)
         if refused is not None:
             return refused
@@ -388,10 +399,11 @@ class FlowTools:
 
         def work(drive: Drive) -> Any:
             return start(
-                program, task, state=file, agent=CallerAgent(drive), cwd=cwd,
+                program, task, state=file, agent=self._adapter(agent, drive), cwd=cwd,
                 max_visits=max_visits, on_event=drive.on_event, stop=drive.stop,
             )  # fmt: skip
 
+        fh.agents[handle] = agent
         drive = fh.launch(handle, work)
         return self._flow_wait(handle, drive, args.get("waitSeconds", 20), client)
 
@@ -493,8 +505,10 @@ class FlowTools:
         words = ["agc", "flow", "resume", "--state", os.fspath(file)]
         if rerun:
             words.append("--rerun-interrupted")
+        # the adapter it started with, while this process runs; the caller after a restart
+        agent = fh.agents.get(handle, "caller")
         if has_agent_steps(program):
-            words += ["--agent", "claude"]
+            words += ["--agent", self.config.agents.get(agent, "claude")]
         refused = self._refused(handle, program, consent, shlex.join(words), fresh=rerun)
         if refused is not None:
             return refused
@@ -502,7 +516,7 @@ class FlowTools:
 
         def work(drive: Drive) -> Any:
             return resume(
-                file, agent=CallerAgent(drive), rerun_interrupted=rerun,
+                file, agent=self._adapter(agent, drive), rerun_interrupted=rerun,
                 on_event=drive.on_event, stop=drive.stop,
             )  # fmt: skip
 

@@ -369,7 +369,7 @@ _FLOW_TOOLS: Final = (
                 "task": {"description": "Any JSON value; usually text"},
                 "run": _HANDLE,
                 "cwd": {"type": "string"},
-                "agent": {"const": "caller"},
+                "agent": {"type": "string"},
                 "maxVisits": {"type": "integer", "minimum": 1},
                 "waitSeconds": _WAIT,
             },

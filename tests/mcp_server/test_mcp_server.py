@@ -669,3 +669,59 @@ def test_a_stateless_call_is_not_offered_delegation(tmp_path: Path) -> None:
         "reject",
     ]
     assert list(read_run(ws.run_file("w48")).authorities) == []
+
+
+RECORD_VERDICT = (
+    "import json, sys; request = json.load(sys.stdin); "
+    "open('VERDICT', 'w').write('accepted' if request['decision'] == 'approved' else 'no')"
+)
+
+
+@ERAS
+@pytest.mark.parametrize("works", [True, False])
+def test_a_configured_handler_applies_an_approved_gate(
+    tmp_path: Path, mode: str, works: bool
+) -> None:
+    ws = workspace(tmp_path)
+    code = RECORD_VERDICT if works else "import sys; sys.exit(3)"
+    handlers = f'handlers:\n  desk.record-verdict: {{command: [{sys.executable}, -c, "{code}"]}}\n'
+    ws.config.write_text(DESK_CONFIG + handlers, encoding="utf-8")
+    (ws.root / "SUBMISSION.md").write_text("a patch\n", encoding="utf-8")
+    answers = Answers()
+
+    async def body(client: Any) -> None:
+        review = await call(client, "run_start", {"run": "pr7"})
+        assert review["route"]["node"] == "editorial-review"
+        answers.add("accept", {"decision": "approve"})
+        approved = await call(client, "gate_resolve", review["next"]["arguments"])
+        assert approved["decision"] == "approved"
+        handled = approved["handled"]
+        assert handled["handler"] == "desk.record-verdict"
+        if works:
+            assert handled["status"] == "ok"
+            assert handled["recorded"] == {
+                "stateKey": "desk/editorial-review",
+                "outcome": "completed",
+            }
+            # the handler wrote VERDICT, the verdict observer saw it: on to the next Gate
+            assert approved["route"]["node"] == "legal-signoff"
+        else:
+            assert handled["status"] == "failed"
+            assert "exited with 3" in handled["message"]
+            assert approved["next"]["waitsFor"] == "user"
+            assert "desk.record-verdict" in approved["next"]["say"]
+
+    with_client(build_server(host_for(ws, manifest=REVIEW_DESK)), mode, body, answers)
+    run = read_run(ws.run_file("pr7"))
+    by_host = [
+        e
+        for e in run.events
+        if e["type"] == "node.outcome-recorded" and e.get("node") == "desk/editorial-review"
+    ]
+    if works:
+        assert [e["detail"]["reportedBy"] for e in by_host] == ["host"]
+        assert by_host[0]["detail"]["handler"] == "desk.record-verdict"
+        assert run.facts["review"]["verdict"] == "accepted"
+    else:
+        assert by_host == []
+        assert not (ws.root / "VERDICT").exists()

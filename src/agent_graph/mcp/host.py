@@ -28,7 +28,7 @@ from ..runs import FileRunStore, MemoryRunStore, Run, evaluation_input
 from ..runs.document import OUTCOME_RECORDED, recorded, with_fact_paths
 from . import gates
 from . import next as next_
-from .config import HostConfig, load_config
+from .config import Handler, HostConfig, load_config
 from .delegation import Delegations
 from .flows import (
     STOP_WAIT_S,
@@ -41,6 +41,7 @@ from .flows import (
     has_agent_steps,
     task_text,
 )
+from .handlers import handler_of, run_handler
 from .observers import look, report
 from .providers import ProviderSet, Served
 from .resources import static_files
@@ -1129,13 +1130,59 @@ class Host(FlowTools):
         policy = self.config.gate(ask.gate["id"])
         held = self.delegations.held(client.connection, handle)
         run, recorded_ = gates.apply(self.store, ref, program, ask, decision, policy, how, held)
-        run, observed = self._observe(handle, ref, run, client)
-        extra = {"decision": decision, "gate": dict(ask.gate), "recorded": recorded_}
-        out = self._step(handle, run, served, program, observed, client, extra=extra)
+        extra: dict[str, Any] = {"decision": decision, "gate": dict(ask.gate)}
         resolution = ask.gate.get("resolutionAction")
-        if decision == "approved" and resolution is not None and not recorded_.get("facts"):
+        applies = decision == "approved" and resolution is not None and not recorded_.get("facts")
+        handler = handler_of(resolution, self.config.handlers) if resolution and applies else None
+        if handler is not None:
+            run, handled = self._handle(handle, ref, run, ask, handler)
+            extra["handled"] = handled
+        run, observed = self._observe(handle, ref, run, client)
+        extra["recorded"] = recorded_
+        out = self._step(handle, run, served, program, observed, client, extra=extra)
+        if handler is not None and extra["handled"]["status"] != "ok":
+            out["next"] = {
+                "say": f"The user approved Gate {ask.gate['id']}, but the host's handler "
+                f"{handler.id} that applies it did not succeed ({extra['handled']['status']}): "
+                "tell the user; do not apply it yourself.",
+                "waitsFor": "user",
+                "tool": "run_status",
+                "arguments": {"run": handle},
+            }
+        elif applies and handler is None:
+            assert resolution is not None
             out["next"] = _resolve_next(handle, ask, resolution, out)
         return out
+
+    def _handle(
+        self, handle: str, ref: RunRef, run: Run, ask: gates.Ask, handler: Handler
+    ) -> tuple[Run, dict[str, Any]]:
+        """Run the configured handler that applies the approved Gate; when it succeeds the
+        host (not the agent) records the Gate completed, the handler and its output named."""
+        workspace = run.workspace or self.roots[0]
+        env = {"AGENT_GRAPH_WORKSPACE": workspace, "AGENT_GRAPH_RUN": handle}
+        request = {
+            "run": handle,
+            "gate": ask.gate["id"],
+            "decision": "approved",
+            "revision": ask.revision,
+        }
+        handled = run_handler(handler, workspace, env, request)
+        if handled.status != "ok":
+            return run, handled.to_dict()
+        detail: dict[str, Any] = {"reportedBy": "host", "handler": handler.id}
+        if self.config.digest:
+            detail["config"] = self.config.digest
+        if handled.digest:
+            detail["output"] = handled.digest
+
+        def change(doc: dict[str, Any], at: str) -> dict[str, Any]:
+            return recorded(doc, ask.record_node, "completed", at, detail)
+
+        run, _ = self.store.update(ref, change)
+        out = handled.to_dict()
+        out["recorded"] = {"stateKey": ask.record_node, "outcome": "completed"}
+        return run, out
 
     def _delegated(
         self,

@@ -407,6 +407,27 @@ def test_mcp_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert [t["name"] for t in report["tools"]] == [t.name for t in TOOLS]
 
 
+def test_mcp_check_checks_the_served_flows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from flow_run_support import command, package
+
+    flows = tmp_path / "flows"
+    package(flows, "good", "start((开始)) --> a[a]\na -->|已执行| finish((结束))", command("a"))
+    broken = "start((开始)) --> a[a]\na -->|已执行| b[b]\nb -->|已执行| finish((结束))"
+    package(flows, "broken", broken, command("a"))  # b has no section
+    args = ["mcp", "check", "--flows", str(flows), "--runs", str(tmp_path / "runs")]
+    code, out, err = run([*args, "--format", "json"], capsys)
+    assert code == 1
+    report = json.loads(out)
+    assert any(line.startswith("Flow good: ok, 1 commands") for line in report["flows"])
+    assert "Flow broken: invalid" in " ".join(report["flows"])
+    assert [p for p in report["problems"] if p.startswith("Flow broken")] != []
+    assert not [p for p in report["problems"] if p.startswith("Flow good")]
+    code, _, _ = run(["mcp", "check", "--flows", str(flows)], capsys)
+    assert code == 1  # --flows without --runs offers no Flow tools
+
+
 PROBE = """
 import sys
 sys.modules["mcp"] = None  # the extra is not installed

@@ -274,13 +274,13 @@ def mcp_check_command(fmt: str | None, **local: Any) -> None:
             hints = "read-only" if tool["readOnly"] else "writes"
             click.echo(f"{tool['name']:<16} {hints:<9} {tool['bytes']:>5} B  {tool['title']}")
         click.echo(f"Tool list: {report['listBytes']} bytes (budget {report['listBudget']})")
-        for line in report["providers"]:
+        for line in [*report["providers"], *report["flows"]]:
             click.echo(line)
         click.echo(f"SDK round trip: {report['sdk']}")
         for problem in report["problems"]:
             click.echo(f"ERROR {problem}", err=True)
     if report["problems"]:
-        sys.exit(1)
+        click.get_current_context().exit(1)  # main() turns it into the exit code
 
 
 def _optional_adapter() -> ModuleType | None:

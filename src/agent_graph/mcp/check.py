@@ -5,7 +5,8 @@ Each input and output schema must be a valid JSON Schema 2020-12 document with n
 with ``additionalProperties: false``, and the whole listing must stay within
 :data:`LIST_BUDGET`, which an agent pays for in context on every connection. With
 the SDK installed, the listing also makes a round trip through its in-memory client in
-both protocol eras and must come back as sent.
+both protocol eras and must come back as sent. Every Flow package under ``--flows`` must
+check as ``agc flow check`` checks it.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ def check(options: Any, sdk: ModuleType | None) -> dict[str, Any]:
             "listBytes": 0,
             "listBudget": LIST_BUDGET,
             "providers": [],
+            "flows": [],
             "sdk": "not run",
             "problems": [f"{error.code}: {error.message}"],
         }
@@ -98,6 +100,8 @@ def check(options: Any, sdk: ModuleType | None) -> dict[str, Any]:
             line = f"{served.option} {served.label}: {served.error.code}: {served.error.message}"
             providers.append(f"Provider {line}")
             problems.append(line)
+    flows, flow_problems = _flows(host, options)
+    problems += flow_problems
     status = "SDK not installed (pip install 'agent-graph[mcp]')"
     if sdk is not None:
         eras = sdk.round_trip(host)
@@ -110,6 +114,35 @@ def check(options: Any, sdk: ModuleType | None) -> dict[str, Any]:
         "listBytes": total,
         "listBudget": LIST_BUDGET,
         "providers": providers,
+        "flows": flows,
         "sdk": status,
         "problems": problems,
     }
+
+
+def _flows(host: Any, options: Any) -> tuple[list[str], list[str]]:
+    """One line per served Flow package (as ``agc flow check`` sees it), and the problems:
+    a package that does not check, a directory that cannot be read, Flows without --runs."""
+    if not options.flows:
+        return [], []
+    if host.flows is None:
+        return [], ["--flows needs --runs DIR: no Flow tools would be offered"]
+    lines, problems = [], []
+    for entry in host.flows.entries():
+        if "id" not in entry:
+            problem = f"Flows under {entry['root']}: {entry['error']}: {entry['message']}"
+            lines.append(problem)
+            problems.append(problem)
+            continue
+        item = host.flows.describe(entry)
+        where = f"{entry['root']}/{item['path']}"
+        if item["status"] != "valid":
+            found = "; ".join(f"{d['code']}: {d['message']}" for d in item["diagnostics"])
+            lines.append(f"Flow {item['id']}: invalid ({where})")
+            problems.append(f"Flow {item['id']} ({where}): {found}")
+            continue
+        lines.append(
+            f"Flow {item['id']}: ok, {len(item['commands'])} commands, consent "
+            f"{item['consent']} ({item['fingerprint'][:19]}…, {where})"
+        )
+    return lines, problems

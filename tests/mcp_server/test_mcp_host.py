@@ -417,7 +417,7 @@ def test_mcp_check_checks_the_served_flows(
     broken = "start((开始)) --> a[a]\na -->|已执行| b[b]\nb -->|已执行| finish((结束))"
     package(flows, "broken", broken, command("a"))  # b has no section
     args = ["mcp", "check", "--flows", str(flows), "--runs", str(tmp_path / "runs")]
-    code, out, err = run([*args, "--format", "json"], capsys)
+    code, out, _ = run([*args, "--format", "json"], capsys)
     assert code == 1
     report = json.loads(out)
     assert any(line.startswith("Flow good: ok, 1 commands") for line in report["flows"])

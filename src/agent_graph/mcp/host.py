@@ -50,6 +50,7 @@ from .tools import BY_NAME, HANDLE_PATTERN, Tool, check_arguments, select_tools
 
 if TYPE_CHECKING:
     from ..flow.agents.protocol import AgentAdapter
+    from ..flow.runtime.state import RunDoc
     from ..ir.flow_program import FlowProgram
     from ..ir.records import Gate as GateSpec
     from ..runs import RunStore
@@ -182,27 +183,26 @@ class FlowTools:
             if args["action"] != "resume" or fh.live(args["run"]) is not None:
                 return None
             fresh = bool(args.get("rerunInterrupted"))
-            if not fresh and self._cut_short(args["run"]):
+            doc = fh.record(args["run"])  # once: the question and the check read the same
+            if not fresh and self._cut_short(args["run"], doc):
                 return None  # the call refuses it without asking anyone
-            program = self._resumed_program(args["run"])
+            program = self._resumed_program(args["run"], doc)
         commands = commands_of(program)
         if not commands or (program.fingerprint in fh.trusted and not fresh):
             return None
         return ConsentAsk(program.root.id, program.fingerprint, tuple(commands), fresh)
 
-    def _cut_short(self, handle: str) -> bool:
+    def _cut_short(self, handle: str, doc: RunDoc) -> bool:
         """Whether the Run has a command that was interrupted (a plain resume refuses)."""
         from ..flow.runtime.resume import interrupted_commands
         from ..flow.runtime.store import RunFile
 
         fh = self._flow_host()
-        return bool(interrupted_commands(RunFile(fh.path(handle)), fh.record(handle)))
+        return bool(interrupted_commands(RunFile(fh.path(handle)), doc))
 
-    def _resumed_program(self, handle: str) -> FlowProgram:
+    def _resumed_program(self, handle: str, doc: RunDoc) -> FlowProgram:
         from ..flow import compile
 
-        fh = self._flow_host()
-        doc = fh.record(handle)
         try:
             program = compile(doc.entry_path)
         except AgentGraphError as error:
@@ -495,7 +495,7 @@ class FlowTools:
             raise AgentGraphError(
                 codes.RUN_NOT_RESUMABLE, f"Flow Run {handle} has {doc.status}; nothing to resume"
             )
-        program = self._resumed_program(handle)
+        program = self._resumed_program(handle, doc)
         rerun = bool(args.get("rerunInterrupted"))
         file = fh.path(handle)
         if not rerun:  # the user chooses: rerunInterrupted, or fail it in a terminal

@@ -69,10 +69,12 @@ ALLOWED: dict[str, set[str]] = {
     # VM's evaluation trace and the Flow IR, and run Graphviz through exec; they evaluate nothing
     "pictures": BASE | {"ir", "vm", "exec"},
     # agc mcp serve's host: loads Providers through selection, keeps Runs, runs observers,
-    # drives Flow Runs through the facade and the runtime like agc flow does; one adapter
-    # module inside it imports the MCP SDK
+    # drives Flow Runs through the facade and the runtime like agc flow does, serves a Run's
+    # explanation and picture as agc explain / agc graph draw them; one adapter module
+    # inside it imports the MCP SDK
     "mcp": BASE
     | {
+        "pictures",
         "selection",
         "runs",
         "vm",

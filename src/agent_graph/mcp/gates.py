@@ -34,6 +34,7 @@ from ..runs import Run, evaluation_input
 from ..runs.document import GATE_DECIDED, recorded, with_event, with_fact_paths
 
 if TYPE_CHECKING:
+    from ..ir.records import Gate as GateSpec
     from ..runs import RunStore
     from ..runs.store import RunRef
     from ..vm import Program
@@ -246,3 +247,13 @@ def apply(
     run, _ = store.update(ref, change)
     recorded_["sequence"] = run.events[-1]["sequence"]
     return run, recorded_
+
+
+def gate_of(program: Program, key: str) -> GateSpec | None:
+    """The Gate of the node state key ``key`` names (maybe under a call path)."""
+    last = key.rsplit(">", 1)[-1]
+    for graph in program.ir.graphs:
+        for node in graph.nodes:
+            if node.gate is not None and last == f"{graph.id}/{node.id}":
+                return node.gate
+    return None

@@ -121,3 +121,16 @@ def test_views_by_revision_and_read_receipts(tmp_path: Path, mode: str) -> None:
             await client.read_resource(view_uri)
 
     with_client(build_server(host(tmp_path)), mode, body)
+
+
+@ERAS
+def test_resource_read_counts_as_served(tmp_path: Path, mode: str) -> None:
+    async def body(client: Any) -> None:
+        started, _ = await call(client, "run_start", {"run": "s1"})
+        read, _ = await call(client, "resource_read", {"run": "s1", "id": VIEW})
+        assert read["resource"]["revision"] == started["evaluation"]["revision"]
+        assert "# Workspace status" in read["text"]
+        routed, _ = await call(client, "graph_route", {"run": "s1", "inContext": [VIEW]})
+        assert read_states(routed["route"])[VIEW] == "current"
+
+    with_client(build_server(host(tmp_path)), mode, body)

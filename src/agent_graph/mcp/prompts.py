@@ -23,8 +23,9 @@ Follow the Agent Graph {target} for this task: {task}
 2. Every result begins with next: do what next.say says and make the call in next.tool
    with next.arguments.
 3. Before a step, read every resource the route lists as required (resource_read when you
-   cannot read MCP resources), then do the step with your own tools; run a command plan
-   with your own shell tool: the server never runs one.
+   cannot read MCP resources; graph_route with inContext names those you still hold),
+   then do the step with your own tools; run a command plan with your own shell tool: the
+   server never runs one.
 4. Report the step with run_record (the route's afterAction.recordNode, the revision and
    sequence you acted on). A report is not proof: the host's observers decide the Facts.
 5. When next.waitsFor is user, call gate_resolve: only the user decides a Gate. Never set

@@ -598,7 +598,8 @@ def test_a_delegation_is_held_for_its_connection_only(tmp_path: Path) -> None:
     ws.config.write_text(DESK_CONFIG, encoding="utf-8")
     (ws.root / "SUBMISSION.md").write_text("a patch\n", encoding="utf-8")
     answers = Answers()
-    server = build_server(host_for(ws, manifest=REVIEW_DESK))
+    served = host_for(ws, manifest=REVIEW_DESK)
+    server = build_server(served)
     gate_key = "desk/editorial-review"
 
     async def body(client: Any) -> None:
@@ -607,6 +608,7 @@ def test_a_delegation_is_held_for_its_connection_only(tmp_path: Path) -> None:
         delegated = await call(client, "gate_resolve", review["next"]["arguments"])
         assert delegated["decision"] == "delegated"
         assert delegated["delegated"]["authority"] == "desk.editor"
+        assert len(served.delegations) == 1
         route = delegated["route"]
         assert (route["node"], route["statusCode"]) == ("editorial-review", "actionable")
         assert route["gate"]["resolution"] == "session-authority"
@@ -638,6 +640,7 @@ def test_a_delegation_is_held_for_its_connection_only(tmp_path: Path) -> None:
         assert legal["route"]["node"] == "legal-signoff"
 
     with_client(server, "legacy", body, answers)
+    assert len(served.delegations) == 0  # the connection closed: its delegation ended
     assert answers.asked[0].requested_schema["properties"]["decision"]["enum"] == [
         "approve",
         "reject",

@@ -29,6 +29,11 @@ class Delegations:
         with self._lock:
             self._held.setdefault((connection, handle), set()).add(authority)
 
+    def __len__(self) -> int:
+        """How many (connection, Run) pairs hold a delegation now."""
+        with self._lock:
+            return len(self._held)
+
     def forget(self, connection: str) -> None:
         """The connection ended: what it was delegated ends with it."""
         with self._lock:

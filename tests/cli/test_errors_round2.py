@@ -237,3 +237,42 @@ def test_a_blocked_evaluation_points_at_agc_explain_runnable_as_printed(
     code, explained, _ = run(_next_command(out), capsys)
     assert code == 0
     assert "report/draft is failed" in explained
+
+
+CASE = """schema: agent-graph.test.v1
+name: the published report is complete
+graph: report
+entry: default
+state:
+  facts:
+    report: {digest: sha256:1f, approved: true}
+    publication: {url: u}
+  outcomes:
+    report/publsh: completed
+expect:
+  statusCode: complete
+"""
+
+
+def test_a_misspelled_outcome_key_is_named_by_test_explain_and_graph(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "t.yaml").write_text(CASE, encoding="utf-8")
+    code, out, _ = run(["test", str(tmp_path), "-m", WEEKLY], capsys)
+    lines = out.splitlines()
+    warning = (
+        "  WARNING outcome-key-unknown: Outcome key 'report/publsh' names no node of graph "
+        "report or of a graph it calls; it is ignored; did you mean report/publish?"
+    )
+    assert warning in lines
+    assert lines[lines.index(warning) + 1] == f"    at {tmp_path / 't.yaml'}:10:20"
+    code, out, _ = run(["test", str(tmp_path), "-m", WEEKLY, "--format", "json"], capsys)
+    (result,) = json.loads(out)["results"]
+    assert [w["detail"]["suggestion"] for w in result["warnings"]] == ["report/publish"]
+
+    outcomes = json.dumps({"report/publsh": "completed"})
+    for command in (["explain", "report"], ["graph", "report"]):
+        code, _, err = run([*command, "-m", WEEKLY, "--outcomes", outcomes], capsys)
+        assert code == 0
+        assert "WARNING outcome-key-unknown: Outcome key 'report/publsh'" in err
+        assert "did you mean report/publish?" in err

@@ -66,6 +66,9 @@ def traced_evaluation(opts: Options, graph: str | None, local: dict[str, Any]) -
         authorities=local.get("authorities") or (),
         provider_id=program.provider_id,
     )
+    from .evaluation_report import warn_unknown_outcomes
+
+    warn_unknown_outcomes(opts.fmt, program, selected, data)  # as evaluate and route warn
     evaluation = program.evaluate(selected, entry, data.routing_state(), trace=True)
     assert evaluation.trace is not None
     return Traced(program, selected, entry, evaluation, evaluation.trace)

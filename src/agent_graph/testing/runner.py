@@ -45,6 +45,9 @@ class CaseResult:
     failures: tuple[Failure, ...]
     seconds: float = 0.0
     error: AgentGraphError | None = None
+    #: ``outcome-key-unknown`` for each outcome key of the case's state that names no
+    #: node (a misspelled key is silently no outcome: the FAIL alone would mislead).
+    warnings: tuple[Diagnostic, ...] = ()
 
     @property
     def name(self) -> str:
@@ -79,6 +82,8 @@ class CaseResult:
         if self.error is not None:
             out["failures"].append(f"{self.error.code}: {self.error.message}")
             out["error"] = self.error.to_dict()["error"]
+        if self.warnings:  # only then: a clean case keeps the reference's member set
+            out["warnings"] = [w.to_dict() for w in self.warnings]
         return out
 
 
@@ -86,7 +91,24 @@ def run_case(program: Program, case: GraphTestCase) -> CaseResult:
     """Run one case; an error the case causes (unknown graph, bad state) is raised."""
     start = time.perf_counter()
     failures = check_case(program, case)
-    return CaseResult(case, failures, time.perf_counter() - start)
+    return CaseResult(case, failures, time.perf_counter() - start, None, _warnings(program, case))
+
+
+def _warnings(program: Program, case: GraphTestCase) -> tuple[Diagnostic, ...]:
+    from ..ir import codec
+    from ..vm.evaluate import outcome_key_warnings
+
+    outcomes = case.state.get("outcomes")
+    if not isinstance(outcomes, dict) or case.graph not in codec.graph_ids(program.ir.graphs):
+        return ()
+    found = outcome_key_warnings(program.ir, case.graph, outcomes)
+    placed = []
+    for warning in found:
+        key = warning.detail["key"]
+        pointer = "/state/outcomes/" + key.replace("~", "~0").replace("/", "~1")
+        line, column = case.position(pointer)
+        placed.append(replace(warning, path=str(case.path), line=line, column=column))
+    return tuple(placed)
 
 
 def run_or_error(program: Program, case: GraphTestCase) -> CaseResult:
@@ -234,12 +256,23 @@ def result_lines(result: CaseResult, base: Path | None = None) -> list[str]:
     """``FAIL <name>`` and each failure, or ``ERROR <name>`` and the error (nothing for
     a passed case)."""
     if result.passed:
-        return []
+        return [f"PASS {result.name}", *warning_lines(result, base)] if result.warnings else []
     lines = [f"{result.status} {result.name}"]
     for failure in result.failures:
         lines += failure_lines(failure, result.path, base)
     if result.error is not None:
         lines += error_lines(result.error, base)
+    lines += warning_lines(result, base)
+    return lines
+
+
+def warning_lines(result: CaseResult, base: Path | None = None) -> list[str]:
+    """Each warning of a case, where it is written (under its FAIL, or alone for a pass)."""
+    lines: list[str] = []
+    for w in result.warnings:
+        lines.append(f"  WARNING {w.code}: {w.message}")
+        where = display_path(Path(w.path or result.path), base)
+        lines.append(f"    at {where}:{w.line}:{w.column}")
     return lines
 
 

@@ -346,7 +346,8 @@ def test_ir_dump_of_a_manifest_points_at_m(
     assert error["message"].startswith(f"{manifest.parent / 'p.json'} is a JSON document")
     code, out, err = run(["ir", "dump", "-m", "provider.yaml"], capsys)
     assert code == 0, err
-    assert out.startswith("program teach.case 1.0.0 ")
+    assert out.startswith("ir irDigest=sha256:")
+    assert out.splitlines()[1].startswith("program teach.case 1.0.0 ")
 
 
 def test_ir_dump_of_other_bytes_is_still_damaged_ir(

@@ -153,9 +153,8 @@ def _not_a_provider(manifest: str, error: AgentGraphError) -> AgentGraphError | 
 
 def program_graphs(program: Any) -> tuple[str, ...]:
     """The ids of a compiled Provider's Graphs (lazily decoded ones stay undecoded)."""
-    from ..ir import codec
-
-    return codec.graph_ids(program.ir.graphs)
+    ids: tuple[str, ...] = program.graph_ids
+    return ids
 
 
 def select(

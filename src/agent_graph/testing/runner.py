@@ -95,11 +95,10 @@ def run_case(program: Program, case: GraphTestCase) -> CaseResult:
 
 
 def _warnings(program: Program, case: GraphTestCase) -> tuple[Diagnostic, ...]:
-    from ..ir import codec
     from ..vm.evaluate import outcome_key_warnings
 
     outcomes = case.state.get("outcomes")
-    if not isinstance(outcomes, dict) or case.graph not in codec.graph_ids(program.ir.graphs):
+    if not isinstance(outcomes, dict) or case.graph not in program.graph_ids:
         return ()
     found = outcome_key_warnings(program.ir, case.graph, outcomes)
     placed = []

@@ -145,6 +145,11 @@ class Program:
     def provider_id(self) -> str:
         return self.ir.provider_id
 
+    @property
+    def graph_ids(self) -> tuple[str, ...]:
+        """The Provider's Graph ids in IR order (none is decoded to list them)."""
+        return tuple(self._graph_index)
+
     def to_bytes(self) -> bytes:
         """The canonical IR bytes (their SHA-256 is :attr:`digest`)."""
         return self._data

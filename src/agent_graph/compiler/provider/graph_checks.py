@@ -180,17 +180,21 @@ def check_graph(
     adjacency: dict[str, list[tuple[str, int]]] = {}
     # Successors along every edge kind, for the reachability warning.
     linked: dict[str, list[str]] = {}
+    broken = False  # an edge to a missing node: the nodes behind it are not "unreachable"
     for index, edge in enumerate(edges):
         if index in skipped:
             continue
         source, target = edge["from"], edge["to"]
         kind = edge.get("kind", "flow")
         if source not in first_seen or target not in first_seen:
+            missing = target if target not in first_seen else source
             report(
                 codes.GRAPH_EDGE_NODE_MISSING,
-                f"Graph {gid} edge {source} -> {target} references a missing node",
+                f"Graph {gid} edge {source} -> {target} references a missing node"
+                + _did_you_mean(missing, first_seen),
                 f"/edges/{index}",
             )
+            broken = True
             continue
         linked.setdefault(source, []).append(target)
         if kind != "repeat":
@@ -209,7 +213,7 @@ def check_graph(
             f"/edges/{edge_index}",
         )
 
-    if not skipped:  # a skipped edge might be the one path to a node
+    if not skipped and not broken:  # a skipped or broken edge might be the one path to a node
         starts = [target for target in entrypoints.values() if target in first_seen]
         for index in _unreachable(nodes, starts, linked):
             node_id = nodes[index]["id"]
@@ -224,6 +228,15 @@ def check_graph(
                     severity="warning",
                 )
             )
+
+
+def _did_you_mean(name: Any, known: Iterable[str]) -> str:
+    import difflib
+
+    if not isinstance(name, str):
+        return ""
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
 
 
 def _unreachable(

@@ -313,6 +313,8 @@ AGENT_BOUND: Final = "agent-bound"
 AGENT_SPEC_INVALID: Final = "agent-spec-invalid"
 AGENT_ASK_NO_TERMINAL: Final = "agent-ask-no-terminal"
 AGENT_UNAVAILABLE: Final = "agent-unavailable"
+AGENT_REPLY_TOO_LARGE: Final = "agent-reply-too-large"
+AGENT_ANSWER_TOO_DEEP: Final = "agent-answer-too-deep"
 
 # Pictures and explanations (`agc graph`, `agc explain`, `agc flow graph`)
 GRAPHVIZ_MISSING: Final = "graphviz-missing"

@@ -407,6 +407,8 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
         codes.AGENT_SPEC_INVALID: "--agent names no adapter, or one that cannot be set up",
         codes.AGENT_ASK_NO_TERMINAL: "--agent ask, but the process has no terminal to ask on",
         codes.AGENT_UNAVAILABLE: "the program --agent names is not there (claude, codex, command:)",
+        codes.AGENT_REPLY_TOO_LARGE: "an agent CLI's reply is too long to search for an answer",
+        codes.AGENT_ANSWER_TOO_DEEP: "an Agent's answer is JSON nested too deeply",
     },
     "Pictures and explanations (`agc graph`, `agc explain`, `agc flow graph`)": {
         codes.GRAPHVIZ_MISSING: "--format svg, but Graphviz dot is not installed (message: how to)",

@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
+import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...errors import AgentGraphError
+from .answer_search import Meter, too_deep, too_deep_failure
+from .answer_search import find_answer_object as find_answer_object
 from .protocol import AgentAnswer, AgentFailure, AgentRequest, ResultChoice
 from .spec import SPEC_INVALID
 
@@ -34,6 +36,9 @@ TERM_GRACE_S = 1.0
 MAX_STDOUT = 64 * 1024 * 1024
 MAX_STDERR = 8 * 1024 * 1024
 _SUMMARY_TAIL = 400
+#: Seconds the reply search may take even when the CLI used up its whole timeout, so an
+#: answer that arrived in time is not lost; the search of a capped reply takes far less.
+SEARCH_GRACE_S = 1.0
 
 
 class AgentSpecError(AgentGraphError, ValueError):
@@ -156,70 +161,12 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
 
-# A fenced block: ``` or ~~~, an optional info string (json, JSON, jsonc …), the body.
-_FENCE = re.compile(r"(```|~~~)[ \t]*([A-Za-z0-9_-]*)[^\n]*\n(.*?)\n[ \t]*\1", re.DOTALL)
-
-
-def find_answer_object(text: str) -> dict[str, Any] | None:
-    """The answer object in what a model wrote, or None.
-
-    Tried in order, because a model asked for "only a JSON object" still sometimes wraps
-    it in a fence or a sentence: the whole text; each fenced block (``json`` or
-    untagged first); then every ``{`` from the left, decoding one JSON value there. In
-    each stage an object with a ``result`` key wins over one without, so an example
-    object quoted before the answer does not shadow it.
-    """
-    stripped = text.strip()
-    whole = _loads(stripped)
-    if isinstance(whole, dict):
-        return whole
-    fenced: list[dict[str, Any]] = []
-    for match in _FENCE.finditer(text):
-        if not _is_json_tag(match.group(2)):
-            continue
-        value = _loads(match.group(3).strip())
-        if isinstance(value, dict):
-            fenced.append(value)
-    best = _prefer_result(fenced)
-    if best is not None:
-        return best
-    # objects inside code of another language (```python …) are not the answer
-    prose = _FENCE.sub(lambda m: m.group(0) if _is_json_tag(m.group(2)) else "", text)
-    return _prefer_result(_scan_objects(prose))
-
-
-def _is_json_tag(tag: str) -> bool:
-    return not tag or tag.lower().startswith("json")
-
-
-def _prefer_result(candidates: list[dict[str, Any]]) -> dict[str, Any] | None:
-    for value in candidates:
-        if "result" in value:
-            return value
-    return candidates[0] if candidates else None
-
-
-def _scan_objects(text: str, limit: int = 200) -> list[dict[str, Any]]:
-    decoder = json.JSONDecoder()
-    found: list[dict[str, Any]] = []
-    start = text.find("{")
-    while start != -1 and len(found) < limit:
-        try:
-            value, end = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            start = text.find("{", start + 1)
-            continue
-        if isinstance(value, dict):
-            found.append(value)
-        start = text.find("{", end)
-    return found
-
-
-def _loads(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
-        return None
+def search_reply(text: str, done: Completed, what: str) -> dict[str, Any] | None:
+    """The answer object in ``text``, a reply of the process ``done``, searched within
+    what is left of its timeout (at least :data:`SEARCH_GRACE_S`); see
+    :func:`~.answer_search.find_answer_object` for the order and the coded refusals."""
+    left = max(done.timeout_s - done.elapsed_s, SEARCH_GRACE_S)
+    return find_answer_object(text, what, meter=Meter(time.monotonic() + left))
 
 
 def answer_from(value: Any, agent: str | None, what: str) -> AgentAnswer:
@@ -232,7 +179,21 @@ def answer_from(value: Any, agent: str | None, what: str) -> AgentAnswer:
     result = value["result"]
     if not isinstance(result, str) or not result:
         raise AgentFailure(f"{what} answered with a `result` that is not a name: {result!r}")
+    if too_deep(value):
+        raise too_deep_failure(what)
     return AgentAnswer(result=result, content=value.get("content"), agent=agent)
+
+
+def loads_reply(text: str, what: str) -> Any:
+    """``text`` decoded as JSON; an :class:`AgentFailure` when it is not JSON, and the
+    coded ``agent-answer-too-deep`` one when it is nested past the decoder's stack (so a
+    deep answer is not reported as "not JSON")."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise AgentFailure(f"{what} printed something that is not JSON ({error.msg})") from None
+    except RecursionError:
+        raise too_deep_failure(what) from None
 
 
 def answer_schema(results: Sequence[ResultChoice], *, content: dict[str, Any]) -> dict[str, Any]:

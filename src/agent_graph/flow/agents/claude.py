@@ -69,14 +69,15 @@ from ._transport import (
     answer_from,
     answer_schema,
     decode,
-    find_answer_object,
     invoke,
     parse_argv_json,
     process_failure,
     resolve_timeout,
+    search_reply,
     tail,
     transport_note,
 )
+from .answer_search import too_deep_failure
 from .protocol import AgentAdapter, AgentAnswer, AgentFailure, AgentRequest
 
 __all__ = ["ClaudeAdapter", "from_spec"]
@@ -120,7 +121,7 @@ class ClaudeAdapter:
         what = f"Claude Code (`{self.executable}`)"
         if done.timed_out or done.overflow is not None:
             raise _expect(process_failure(done, what))
-        envelope = _envelope(decode(done.stdout))
+        envelope = _envelope(decode(done.stdout), what)
         if envelope is None:
             failure = process_failure(done, what)
             if failure is not None:
@@ -143,7 +144,7 @@ class ClaudeAdapter:
         text = envelope.get("result")
         if not isinstance(text, str) or not text.strip():
             raise AgentFailure(f"{what} returned neither structured output nor a result text")
-        found = find_answer_object(text)
+        found = search_reply(text, done, what)
         if found is None:
             raise AgentFailure(f"{what} replied without a JSON answer object{tail(text)}")
         return answer_from(found, session, what)
@@ -166,22 +167,27 @@ def _expect(failure: AgentFailure | None) -> AgentFailure:
     return failure
 
 
-def _envelope(stdout: str) -> dict[str, Any] | None:
+def _envelope(stdout: str, what: str) -> dict[str, Any] | None:
     """The ``result`` message: the whole stdout as one object, the last ``type: result``
     element of an array of messages, or the last line that is such an object (a CLI
-    that prints a warning line before its JSON)."""
+    that prints a warning line before its JSON). An envelope nested past the decoder's
+    stack holds an answer nested that deep: ``agent-answer-too-deep``, not "no envelope"."""
     text = stdout.strip()
     if not text:
         return None
     candidates: list[Any] = []
     try:
         candidates.append(json.loads(text))
-    except (json.JSONDecodeError, RecursionError):
+    except RecursionError:
+        raise too_deep_failure(what) from None
+    except json.JSONDecodeError:
         for line in reversed(text.splitlines()):
             try:
                 candidates.append(json.loads(line))
-            except (json.JSONDecodeError, RecursionError):
+            except json.JSONDecodeError:
                 continue
+            except RecursionError:
+                raise too_deep_failure(what) from None
             break
     for value in candidates:
         if isinstance(value, dict) and _is_result(value):

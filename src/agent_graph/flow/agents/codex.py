@@ -79,14 +79,15 @@ from ._transport import (
     answer_from,
     answer_schema,
     decode,
-    find_answer_object,
     invoke,
     parse_argv_json,
     process_failure,
     resolve_timeout,
+    search_reply,
     tail,
     transport_note,
 )
+from .answer_search import MAX_REPLY_CHARS
 from .protocol import AgentAdapter, AgentAnswer, AgentFailure, AgentRequest
 
 __all__ = ["CodexAdapter", "from_spec"]
@@ -148,7 +149,7 @@ class CodexAdapter:
             if request.marker == "new":
                 raise AgentFailure(f"{what} reported no thread id (no thread.started event)")
             thread = request.agent
-        found = find_answer_object(message)
+        found = search_reply(message, done, what)
         if found is None:
             raise AgentFailure(f"{what} replied without a JSON answer object{tail(message)}")
         return answer_from(found, thread, what)
@@ -221,9 +222,11 @@ def _exit(code: int | None) -> str:
 
 
 def _read(path: str) -> str | None:
+    """The last-message file, read to one character past the searched limit: longer is
+    refused by the search (``agent-reply-too-large``) however long it is."""
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
+            return handle.read(MAX_REPLY_CHARS + 1)
     except OSError:
         return None
 

@@ -74,12 +74,17 @@ class AgentAnswer:
 
 class AgentFailure(Exception):
     """The Agent could not answer: ``category`` (C.31, normally ``agent_execution``) and
-    a one-line ``summary`` for the Run's error."""
+    a one-line ``summary`` for the Run's error. ``code`` is the error code when the
+    failure has one of its own (a reply too large, an answer nested too deep); the
+    summary then names it too, because a Run's error records only category and summary."""
 
-    def __init__(self, summary: str, category: str = "agent_execution") -> None:
+    def __init__(
+        self, summary: str, category: str = "agent_execution", *, code: str | None = None
+    ) -> None:
         super().__init__(summary)
         self.summary = summary
         self.category = category
+        self.code = code
 
 
 @runtime_checkable

@@ -11,8 +11,11 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeVar
+
+from .. import codes
 
 #: Version of the fingerprint algorithm below; recorded in every compiled Flow program.
 FINGERPRINT_VERSION: Final = 1
@@ -22,11 +25,89 @@ K = TypeVar("K", bound=Hashable)
 RESOURCE_DIRS: Final = ("references", "scripts")
 
 
+#: The largest file hashed into a fingerprint, and the most bytes of one package's files.
+#: A package's references are Markdown and its scripts source code; a file past these is
+#: a mistake (a build output, a data set), and hashing it would cost seconds on every
+#: check, run and resume.
+MAX_FILE_BYTES: Final = 32 * 1024 * 1024
+MAX_PACKAGE_BYTES: Final = 256 * 1024 * 1024
+_CHUNK: Final = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Unhashable:
+    """A counted file the fingerprint cannot cover: its posix relative path, the error
+    code (``file-too-large`` or ``file-read-failed``) and why."""
+
+    path: str
+    code: str
+    reason: str
+
+
 def package_files(root: Path) -> list[tuple[str, str]]:
     """``[(posix relative path, sha256 hex)]`` of FLOW.md and every regular file under
     references/ and scripts/, sorted (C.4). Symlinked directories are not followed; a
-    symlinked file counts when it resolves inside the package."""
-    found: list[tuple[str, str]] = [("FLOW.md", _sha256(root / "FLOW.md"))]
+    symlinked file counts when it resolves inside the package.
+
+    A file :func:`unhashable_files` names is not read: its entry is ``unhashed:`` and
+    the reason instead of a digest, which no sha256 equals, so a fingerprint with it
+    matches no program compiled from readable files (the front end refuses such a
+    package, and a resume after a file grew past the cap is a fingerprint mismatch).
+    """
+    counted = _counted(root)
+    refused = {item.path: item.code for item in _unhashable(counted)}
+    found: list[tuple[str, str]] = []
+    for relative, path in counted:
+        digest = None if relative in refused else _sha256(path)
+        # a file that grew past the cap or vanished after the stat: unhashed all the same
+        found.append((relative, digest or f"unhashed:{refused.get(relative, 'changed')}"))
+    return found
+
+
+def unhashable_files(root: Path) -> list[Unhashable]:
+    """The counted files of the package at ``root`` that are not fingerprinted: one over
+    :data:`MAX_FILE_BYTES`, each that would take the package past
+    :data:`MAX_PACKAGE_BYTES` (adding them in path order), and one that cannot be opened. Costs a
+    ``stat`` (and an open) per file, no reading."""
+    return _unhashable(_counted(root))
+
+
+def _unhashable(counted: list[tuple[str, Path]]) -> list[Unhashable]:
+    problems: list[Unhashable] = []
+    total = 0
+    for relative, path in counted:
+        try:
+            size = path.stat().st_size
+            os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
+        except OSError as error:
+            reason = error.strerror or type(error).__name__
+            problems.append(Unhashable(relative, codes.FILE_READ_FAILED, reason))
+            continue
+        if size > MAX_FILE_BYTES:
+            problems.append(
+                Unhashable(
+                    relative,
+                    codes.FILE_TOO_LARGE,
+                    f"{size} bytes, over the {MAX_FILE_BYTES} a package file may have",
+                )
+            )
+            continue
+        total += size
+        if total > MAX_PACKAGE_BYTES:
+            problems.append(
+                Unhashable(
+                    relative,
+                    codes.FILE_TOO_LARGE,
+                    f"takes the package's files past {MAX_PACKAGE_BYTES} bytes in all",
+                )
+            )
+            total -= size
+    return problems
+
+
+def _counted(root: Path) -> list[tuple[str, Path]]:
+    """FLOW.md and the regular files under references/ and scripts/, by relative path."""
+    found: list[tuple[str, Path]] = [("FLOW.md", root / "FLOW.md")]
     for top in RESOURCE_DIRS:
         base = root / top
         if base.is_symlink() or not base.is_dir():
@@ -49,15 +130,24 @@ def package_files(root: Path) -> list[tuple[str, str]]:
                         continue
                 elif not entry.is_file(follow_symlinks=False):
                     continue
-                found.append((path.relative_to(root).as_posix(), _sha256(path)))
+                found.append((path.relative_to(root).as_posix(), path))
     return sorted(found)
 
 
-def _sha256(path: Path) -> str:
+def _sha256(path: Path) -> str | None:
+    """The file's sha256, streamed; None when it holds more than :data:`MAX_FILE_BYTES`
+    by the time it is read (it grew after the check) or cannot be read."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
+    size = 0
+    try:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(_CHUNK):
+                size += len(chunk)
+                if size > MAX_FILE_BYTES:
+                    return None
+                digest.update(chunk)
+    except OSError:
+        return None
     return digest.hexdigest()
 
 

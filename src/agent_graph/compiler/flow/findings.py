@@ -38,6 +38,15 @@ class Findings:
             )
         )
 
+    def file_error(self, code: str, message: str, path: str) -> None:
+        """An error about another file of the package than FLOW.md: its position is that
+        file (``path``, as diagnostics show it), as a whole."""
+        self.items.append(
+            Diagnostic(
+                code, self.prefix + message, "error", path, None, None, None, {"flow": self.flow}
+            )
+        )
+
     def warning(
         self, code: str, message: str, line: int | None = 1, column: int | None = 1
     ) -> None:

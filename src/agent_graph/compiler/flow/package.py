@@ -11,11 +11,13 @@ cycle, self-reference included.
 from __future__ import annotations
 
 import os
+import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ... import codes
 from ...documents.files import read_text
+from ...documents.fingerprint import unhashable_files
 from ...errors import AgentGraphError, Diagnostic
 from .document import Document, read_document
 from .findings import Findings
@@ -105,10 +107,12 @@ def read_package(root: Path, base: Path, flow_id: str, *, child: bool) -> Packag
 
 
 def check_package(package: Package, strict: bool) -> None:
-    """Appendix A on a scanned package (nothing to check when its FLOW.md was unreadable)."""
+    """Appendix A on a scanned package (nothing to check when its FLOW.md was unreadable),
+    and its files against what the fingerprint can hash."""
     if package.document is None:
         return
     findings = package.findings
+    check_fingerprinted(package)
     package.structure = check_structure(
         package.document, PackageFiles(package.root), findings, strict
     )
@@ -117,6 +121,23 @@ def check_package(package: Package, strict: bool) -> None:
             codes.FLOW_ID_NOT_REFERENCEABLE,
             f"package directory {package.id!r} is a valid Flow to run, but 执行Flow cannot "
             "name it (ids start with a letter and hold letters, digits, - and _)",
+        )
+
+
+def check_fingerprinted(package: Package) -> None:
+    """A file under references/ or scripts/ over the fingerprint's caps, or unreadable,
+    is an error at that file, not a warning: resume trusts the fingerprint to notice a
+    changed file (C.4), so a Run must not start on files it does not cover, and those
+    directories hold Markdown and source code, never anything that large."""
+    folder = posixpath.dirname(package.display)
+    for problem in unhashable_files(package.root):
+        if problem.path == ENTRY_FILE:
+            continue  # read (and refused when too large) with the rest of FLOW.md
+        shown = posixpath.join(folder, problem.path)
+        package.findings.file_error(
+            problem.code,
+            f"{problem.path} cannot be part of the package's fingerprint: {problem.reason}",
+            shown,
         )
 
 

@@ -245,7 +245,8 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
     },
     "Flow packages (`agc flow`, `agent_graph.flow`)": {
         codes.FLOW_ENTRY_INVALID: (
-            "the path is neither a package directory nor a file named exactly FLOW.md"
+            "the path is neither a package directory nor a file named exactly FLOW.md, "
+            "or the package directory's name is not UTF-8 text"
         ),
         codes.FLOW_ENTRY_MISSING: "the path or the package's FLOW.md does not exist",
         codes.FLOW_ENCODING_INVALID: (
@@ -261,7 +262,8 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
             "a resource's real path (symlinks followed) leaves the package"
         ),
         codes.RESOURCE_PATH_INVALID: (
-            "a resource path has an empty segment, a backslash or a ? query"
+            "a resource path has an empty segment, a backslash or a ? query, or a package "
+            "file's name is not UTF-8 text"
         ),
         codes.FLOW_ABSOLUTE_PATH: (
             "warning: a command, argument or link is a machine-specific absolute path"

@@ -150,6 +150,56 @@ def test_a_file_that_grows_while_hashed_is_not_hashed_past_the_cap(
     of a prefix (which would match a later, different file)."""
     pkg = one(tmp_path)
     sparse(pkg / "scripts" / "grows.bin", 4 * GIB)
-    monkeypatch.setattr(fp, "_unhashable", lambda counted: [])
+    monkeypatch.setattr(fp, "_unhashable", lambda counted, problems: list(problems))
     digests = dict(fp.package_files(pkg))
     assert digests["scripts/grows.bin"] == "unhashed:changed"
+
+
+@pytest.mark.parametrize("name", [b"\xff.md", b"x\xe4\xb8.mjs"])
+def test_a_name_that_is_not_utf8_is_refused_not_a_crash(name: bytes, tmp_path: Path) -> None:
+    """The fingerprint is UTF-8 JSON: compiling used to end in UnicodeEncodeError."""
+    pkg = one(tmp_path)
+    odd = pkg / "scripts" / os.fsdecode(name)
+    odd.parent.mkdir()
+    odd.write_text("export {};\n", encoding="utf-8")
+    shown = "scripts/" + name.decode("utf-8", "backslashreplace")
+    errors = [d for d in flow.check(pkg) if d.severity == "error"]
+    assert [(d.code, d.path) for d in errors] == [(codes.RESOURCE_PATH_INVALID, f"one/{shown}")]
+    with pytest.raises(AgentGraphError) as caught:
+        flow.compile(pkg)
+    assert caught.value.code == codes.RESOURCE_PATH_INVALID
+    assert dict(fp.package_files(pkg))[shown] == f"unhashed:{codes.RESOURCE_PATH_INVALID}"
+
+
+def test_a_package_directory_name_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
+    pkg = one(tmp_path)
+    moved = pkg.with_name(os.fsdecode(b"one\xff"))
+    pkg.rename(moved)
+    diagnostics = flow.check(moved)
+    errors = [d for d in diagnostics if d.severity == "error"]
+    assert [d.code for d in errors] == [codes.FLOW_ENTRY_INVALID]
+    assert "one\\xff" in errors[0].message
+    assert codes.FLOW_ID_NOT_REFERENCEABLE not in [d.code for d in diagnostics]
+    with pytest.raises(AgentGraphError) as caught:
+        flow.compile(moved)
+    assert caught.value.code == codes.FLOW_ENTRY_INVALID
+
+
+def test_a_directory_that_cannot_be_listed_is_not_skipped_silently(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pkg = one(tmp_path)
+    hidden = pkg / "scripts" / "lib"
+    hidden.mkdir(parents=True)
+    (hidden / "helper.mjs").write_text("export {};\n", encoding="utf-8")
+    real_scandir = os.scandir
+
+    def refusing(path: Any) -> Any:
+        if Path(path) == hidden:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(fp.os, "scandir", refusing)
+    errors = [d for d in flow.check(pkg) if d.severity == "error"]
+    assert [(d.code, d.path) for d in errors] == [(codes.FILE_READ_FAILED, "one/scripts/lib/")]
+    assert "cannot be listed" in errors[0].message

@@ -174,7 +174,8 @@ def fuzz_seeds() -> list[Seed]:
 
 
 FUZZ_SEEDS = fuzz_seeds()
-Mutation = Callable[[Path, random.Random], None]
+#: Changes the package in place; returns the package's new path when it moved it.
+Mutation = Callable[[Path, random.Random], Path | None]
 MUTATIONS: dict[str, Mutation] = {}
 #: Kinds too costly to run on every seed: the first seed only, and ``check()`` only (the
 #: Mermaid parser takes about 0.3 ms a node; compiling 10k nodes would double that).
@@ -504,6 +505,25 @@ def _empty(pkg: Path, rng: random.Random) -> None:
     )
 
 
+@mutation("non-utf8-names")
+def _non_utf8_names(pkg: Path, rng: random.Random) -> Path | None:
+    """Names the file system allows but UTF-8 records cannot hold (bytes decoded as lone
+    surrogates): a resource file, a directory, or the package directory itself."""
+    odd = os.fsdecode(rng.choice([b"\xff", b"x\xe4\xb8", b"\xed\xa0\x80"]))
+    choice = rng.randrange(3)
+    if choice == 0:
+        (pkg / "references").mkdir(exist_ok=True)
+        (pkg / "references" / f"{odd}.md").write_text("# odd\n", encoding="utf-8")
+        return None
+    if choice == 1:
+        (pkg / "scripts" / odd).mkdir(parents=True)
+        (pkg / "scripts" / odd / "x.mjs").write_text("export {};\n", encoding="utf-8")
+        return None
+    moved = pkg.with_name(pkg.name + odd)
+    pkg.rename(moved)
+    return moved
+
+
 def test_there_are_at_least_twenty_five_mutation_kinds_and_seeds_of_each_source() -> None:
     assert len(MUTATIONS) >= 25
     names = [seed.name for seed in FUZZ_SEEDS]
@@ -520,7 +540,7 @@ def check_mutated(seed: Seed, kind: str, where: Path) -> list[Diagnostic]:
     base = where / "flows"
     shutil.copytree(seed.base, base, symlinks=True)
     pkg = base / seed.entry
-    MUTATIONS[kind](pkg, random.Random(f"{kind}/{seed.name}"))
+    pkg = MUTATIONS[kind](pkg, random.Random(f"{kind}/{seed.name}")) or pkg
     diagnostics = check(pkg)
     errors = [d for d in diagnostics if d.severity == "error"]
     if kind in COSTLY:
@@ -565,7 +585,7 @@ def test_the_check_command_reports_mutations_as_coded_json(kind: str, tmp_path: 
     base = tmp_path / "flows"
     shutil.copytree(seed.base, base, symlinks=True)
     pkg = base / seed.entry
-    MUTATIONS[kind](pkg, random.Random(f"{kind}/{seed.name}"))
+    pkg = MUTATIONS[kind](pkg, random.Random(f"{kind}/{seed.name}")) or pkg
     done = subprocess.run(
         [sys.executable, "-m", "agent_graph", "flow", "check", str(pkg), "--format", "json"],
         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,

@@ -36,8 +36,9 @@ _CHUNK: Final = 1 << 20
 
 @dataclass(frozen=True, slots=True)
 class Unhashable:
-    """A counted file the fingerprint cannot cover: its posix relative path, the error
-    code (``file-too-large`` or ``file-read-failed``) and why."""
+    """A counted file (or directory) the fingerprint cannot cover: its posix relative
+    path as diagnostics show it, the error code (``file-too-large``,
+    ``file-read-failed`` or ``resource-path-invalid``) and why."""
 
     path: str
     code: str
@@ -49,31 +50,33 @@ def package_files(root: Path) -> list[tuple[str, str]]:
     references/ and scripts/, sorted (C.4). Symlinked directories are not followed; a
     symlinked file counts when it resolves inside the package.
 
-    A file :func:`unhashable_files` names is not read: its entry is ``unhashed:`` and
-    the reason instead of a digest, which no sha256 equals, so a fingerprint with it
-    matches no program compiled from readable files (the front end refuses such a
-    package, and a resume after a file grew past the cap is a fingerprint mismatch).
+    What :func:`unhashable_files` names is not read: its entry is ``unhashed:`` and the
+    code instead of a digest, which no sha256 equals, so a fingerprint with it matches no
+    program compiled from readable files (the front end refuses such a package, and a
+    resume after a file grew past the cap is a fingerprint mismatch).
     """
-    counted = _counted(root)
-    refused = {item.path: item.code for item in _unhashable(counted)}
+    counted, problems = _counted(root)
+    refused = {item.path: item.code for item in _unhashable(counted, problems)}
     found: list[tuple[str, str]] = []
     for relative, path in counted:
         digest = None if relative in refused else _sha256(path)
         # a file that grew past the cap or vanished after the stat: unhashed all the same
         found.append((relative, digest or f"unhashed:{refused.get(relative, 'changed')}"))
-    return found
+    found += [(item.path, f"unhashed:{item.code}") for item in problems]
+    return sorted(found)
 
 
 def unhashable_files(root: Path) -> list[Unhashable]:
-    """The counted files of the package at ``root`` that are not fingerprinted: one over
+    """What the fingerprint of the package at ``root`` cannot cover: a file over
     :data:`MAX_FILE_BYTES`, each that would take the package past
-    :data:`MAX_PACKAGE_BYTES` (adding them in path order), and one that cannot be opened. Costs a
-    ``stat`` (and an open) per file, no reading."""
-    return _unhashable(_counted(root))
+    :data:`MAX_PACKAGE_BYTES` (adding them in path order), a file that cannot be opened,
+    a directory that cannot be listed, a name that is not UTF-8 text. Costs a ``stat``
+    and an open per file, no reading."""
+    return _unhashable(*_counted(root))
 
 
-def _unhashable(counted: list[tuple[str, Path]]) -> list[Unhashable]:
-    problems: list[Unhashable] = []
+def _unhashable(counted: list[tuple[str, Path]], problems: list[Unhashable]) -> list[Unhashable]:
+    problems = list(problems)
     total = 0
     for relative, path in counted:
         try:
@@ -102,12 +105,15 @@ def _unhashable(counted: list[tuple[str, Path]]) -> list[Unhashable]:
                 )
             )
             total -= size
-    return problems
+    return sorted(problems, key=lambda item: item.path)
 
 
-def _counted(root: Path) -> list[tuple[str, Path]]:
-    """FLOW.md and the regular files under references/ and scripts/, by relative path."""
+def _counted(root: Path) -> tuple[list[tuple[str, Path]], list[Unhashable]]:
+    """FLOW.md and the regular files under references/ and scripts/, by relative path;
+    and the directories that cannot be listed and the names that are not UTF-8 (the
+    fingerprint is UTF-8 JSON), which are not skipped silently."""
     found: list[tuple[str, Path]] = [("FLOW.md", root / "FLOW.md")]
+    problems: list[Unhashable] = []
     for top in RESOURCE_DIRS:
         base = root / top
         if base.is_symlink() or not base.is_dir():
@@ -117,21 +123,37 @@ def _counted(root: Path) -> list[tuple[str, Path]]:
             current = stack.pop()
             try:
                 entries = list(os.scandir(current))
-            except OSError:
+            except OSError as error:
+                reason = f"the directory cannot be listed: {error.strerror or error}"
+                shown = _shown(current.relative_to(root).as_posix()) + "/"
+                problems.append(Unhashable(shown, codes.FILE_READ_FAILED, reason))
                 continue
             for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(Path(entry.path))
-                    continue
                 path = Path(entry.path)
+                relative = path.relative_to(root).as_posix()
+                if _shown(relative) != relative:
+                    reason = "its name is not UTF-8 text, and the fingerprint records names"
+                    problems.append(
+                        Unhashable(_shown(relative), codes.RESOURCE_PATH_INVALID, reason)
+                    )
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(path)
+                    continue
                 if entry.is_symlink():
                     real = Path(os.path.realpath(path))
                     if root not in real.parents or not real.is_file():
                         continue
                 elif not entry.is_file(follow_symlinks=False):
                     continue
-                found.append((path.relative_to(root).as_posix(), path))
-    return sorted(found)
+                found.append((relative, path))
+    return sorted(found), problems
+
+
+def _shown(relative: str) -> str:
+    """``relative`` with the bytes of a non-UTF-8 name (decoded as lone surrogates)
+    written as ``\\xNN`` escapes: printable, and encodable as the fingerprint's JSON."""
+    return relative.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _sha256(path: Path) -> str | None:

@@ -116,7 +116,15 @@ def check_package(package: Package, strict: bool) -> None:
     package.structure = check_structure(
         package.document, PackageFiles(package.root), findings, strict
     )
-    if not REF.match(package.id):
+    readable = package.id.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if readable != package.id:
+        # the id goes into the compiled program and every Run record, which are UTF-8
+        findings.error(
+            codes.FLOW_ENTRY_INVALID,
+            f"the package directory's name '{readable}' is not UTF-8 text; a Flow's id is "
+            "its directory name: rename the directory",
+        )
+    elif not REF.match(package.id):
         findings.warning(
             codes.FLOW_ID_NOT_REFERENCEABLE,
             f"package directory {package.id!r} is a valid Flow to run, but 执行Flow cannot "

@@ -51,3 +51,37 @@ def test_a_flow_id_of_255_characters_is_looked_for(tmp_path: Path) -> None:
     graph = "start((开始)) --> c[c]\nc -->|已完成| finish((结束))\nc -->|已失败| finish"
     found = flow.check(package(tmp_path, "long", graph, call("c", "x" * 255)))
     assert codes.FLOW_REF_TARGET_MISSING in {d.code for d in found}
+
+
+AGENT_GRAPH = "start((开始)) --> a[a]\na -->|ok| finish((结束))"
+
+
+@pytest.mark.parametrize(
+    ("script", "code", "words"),
+    [
+        ("scripts/a\\u0000b.mjs", codes.RESOURCE_PATH_INVALID, "holds a NUL"),
+        ("scripts/" + "a" * 5000 + ".mjs", codes.RESOURCE_MISSING, "does not exist"),
+        ("scripts/" + ("a" * 200 + "/") * 30 + "x.mjs", codes.RESOURCE_MISSING, "does not exist"),
+    ],
+    ids=["nul", "long-name", "long-path"],
+)
+def test_a_script_path_the_system_refuses_is_a_positioned_diagnostic(
+    tmp_path: Path, script: str, code: str, words: str
+) -> None:
+    """Found by the FLOW.md fuzz: these raised ValueError / ENAMETOOLONG out of check()."""
+    block = f'## a\n\n```执行自定义命令\n{{"command": "node", "args": ["{script}"]}}\n```\n'
+    found = flow.check(package(tmp_path, "odd", GRAPH, block))
+    wrong = [d for d in found if d.code == code]
+    assert len(wrong) == 1, [(d.code, d.message[:80]) for d in found]
+    assert words in wrong[0].message
+    assert wrong[0].line is not None
+
+
+def test_a_reference_link_the_system_refuses_is_a_positioned_diagnostic(tmp_path: Path) -> None:
+    link = "references/" + "é" * 3000 + ".md"
+    body = f"## a\n\n```新建Agent\nRead [it]({link}).\n```\n\n### ok\n\nDone.\n"
+    found = flow.check(package(tmp_path, "odd", AGENT_GRAPH, body))
+    missing = [d for d in found if d.code == codes.RESOURCE_MISSING]
+    assert len(missing) == 1
+    assert "does not exist" in missing[0].message
+    assert missing[0].line is not None

@@ -524,6 +524,23 @@ def _non_utf8_names(pkg: Path, rng: random.Random) -> Path | None:
     return moved
 
 
+@mutation("odd-resource-paths")
+def _odd_resource_paths(pkg: Path, rng: random.Random) -> None:
+    """Resource paths the file system refuses: a NUL from a JSON escape, a name over
+    255 bytes, a path over PATH_MAX, a file used as a directory."""
+    script = rng.choice(
+        [
+            "scripts/a\\u0000.mjs",
+            "scripts/" + "a" * 5000 + ".mjs",
+            "scripts/" + ("a" * 200 + "/") * 30 + "x.mjs",
+            "scripts/FLOW.md/x.mjs",
+        ]
+    )
+    link = rng.choice(["references/" + "é" * 300 + ".md", "references/" + "b/" * 3000 + "c.md",
+                       "references/a%00b.md", "references/guide.md/x.md"])  # fmt: skip
+    edit_text(pkg, lambda text: into_actions(text, f"[odd]({link})", script))
+
+
 def test_there_are_at_least_twenty_five_mutation_kinds_and_seeds_of_each_source() -> None:
     assert len(MUTATIONS) >= 25
     names = [seed.name for seed in FUZZ_SEEDS]

@@ -31,6 +31,12 @@ class PackageFiles:
         self, path: str, suffix: str, suffix_code: str, line: int, column: int, findings: Findings
     ) -> bool:
         segments = path.split("/")
+        if "\0" in path:
+            # a JSON escape can put one in a script argument; no file name holds it
+            findings.error(
+                codes.RESOURCE_PATH_INVALID, f"resource path {path!r} holds a NUL", line, column
+            )
+            return False
         if "?" in path or "\\" in path or "" in segments or path.startswith("/"):
             findings.error(
                 codes.RESOURCE_PATH_INVALID,
@@ -53,7 +59,12 @@ class PackageFiles:
             findings.error(suffix_code, f"{kind} {path!r} must name a {suffix} file", line, column)
             return False
         target = self.root.joinpath(*segments)
-        real = Path(os.path.realpath(target))
+        try:
+            real = Path(os.path.realpath(target))
+            found = real.is_file()
+            reason = ""
+        except OSError as error:  # a path the system refuses (too long …): none is there
+            real, found, reason = target, False, f" ({error.strerror or error})"
         if real != self.root and self.root not in real.parents:
             findings.error(
                 codes.RESOURCE_OUTSIDE_PACKAGE,
@@ -63,10 +74,11 @@ class PackageFiles:
                 column,
             )
             return False
-        if not real.is_file():
+        if not found:
             findings.error(
                 codes.RESOURCE_MISSING,
-                f"resource {path!r} does not exist in the package (or is not a regular file)",
+                f"resource {path!r} does not exist in the package (or is not a regular "
+                f"file){reason}",
                 line,
                 column,
             )

@@ -85,3 +85,12 @@ def test_a_reference_link_the_system_refuses_is_a_positioned_diagnostic(tmp_path
     assert len(missing) == 1
     assert "does not exist" in missing[0].message
     assert missing[0].line is not None
+
+
+@pytest.mark.parametrize("shape", ["name", "path"])
+def test_an_entry_path_the_system_refuses_is_entry_missing(tmp_path: Path, shape: str) -> None:
+    """Found while fuzzing: ENAMETOOLONG came out of check() from the entry's own path."""
+    entry = tmp_path / ("a" * 5000 if shape == "name" else "a/" * 3000 + "FLOW.md")
+    found = flow.check(entry)
+    assert [d.code for d in found] == [codes.FLOW_ENTRY_MISSING]
+    assert found[0].path == str(entry)

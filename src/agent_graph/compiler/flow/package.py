@@ -58,8 +58,15 @@ class Closure:
 
 def entry_root(path: str | os.PathLike[str]) -> Path:
     """The real package directory of an entry (``flow-entry-invalid`` / ``flow-entry-missing``)."""
-    given = Path(path)
     shown = os.fspath(path)
+    try:
+        return _entry_root(Path(path), shown)
+    except OSError as error:  # a path the system refuses (too long …): no entry is there
+        reason = error.strerror or str(error)
+        raise _entry_error(codes.FLOW_ENTRY_MISSING, f"{shown}: {reason}", shown) from None
+
+
+def _entry_root(given: Path, shown: str) -> Path:
     if given.is_dir():
         root = given
     elif given.name == ENTRY_FILE:

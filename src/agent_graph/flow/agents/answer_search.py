@@ -11,7 +11,6 @@ bound on the algorithm rather than on a clock.
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 import time
@@ -25,8 +24,9 @@ from .protocol import AgentFailure
 #: The longest reply text searched for an answer (characters). An answer that long is
 #: far past any result submission; searching more would only move the wait elsewhere.
 MAX_REPLY_CHARS: Final = 1 << 20
-#: The deepest answer accepted: the limit every reader of the project's documents keeps
-#: (a Run record holding a deeper answer could not be read back by those readers).
+#: The deepest answer accepted: the project's limit for nested documents. No result
+#: submission nests that deep, and an answer nested past the interpreter's stack would
+#: make the Run record that holds it unreadable.
 MAX_ANSWER_DEPTH: Final = MAX_DEPTH
 #: How many characters, per character of the reply, the ``{`` scan may decode in all. A
 #: failed decode from one ``{`` can read to the end of the text; without a budget, many
@@ -127,7 +127,7 @@ def find_answer_object(
 
 def too_deep_failure(what: str) -> AgentFailure:
     """``agent-answer-too-deep``: the answer nests more than :data:`MAX_ANSWER_DEPTH`
-    levels, past what the project's readers of a Run record read back."""
+    levels (its own code, so it is not reported as "not JSON" or "no answer")."""
     return AgentFailure(
         f"{what} answered with JSON nested more than {MAX_ANSWER_DEPTH} levels deep "
         f"({codes.AGENT_ANSWER_TOO_DEEP})",
@@ -158,8 +158,9 @@ def find_fences(text: str, meter: Meter | None = None, what: str = "") -> list[F
 
     A fence (`````` or ``~~~``) opens anywhere, its info string is the rest of that line,
     and it closes at the first later line that starts (after blanks) with the same fence;
-    a fence that never closes is not a block. One pass finds every closing line, then each
-    opening costs a binary search: linear in the text however many fences stay open.
+    a fence that never closes is not a block. One pass finds every closing line; openings
+    come left to right, so the first closing line after each only moves forward: linear
+    in the text however many fences stay open.
     """
     meter = Meter() if meter is None else meter
     meter.charge(2 * len(text), what)
@@ -171,6 +172,7 @@ def find_fences(text: str, meter: Meter | None = None, what: str = "") -> list[F
     found: list[Fence] = []
     pos = 0
     line_end = -1
+    first = {"```": 0, "~~~": 0}  # per fence: the first closing line not yet passed
     while True:
         opener = _OPENER.search(text, pos)
         if opener is None:
@@ -181,8 +183,13 @@ def find_fences(text: str, meter: Meter | None = None, what: str = "") -> list[F
             line_end = text.find("\n", start)
             if line_end == -1:
                 return found  # an opening line needs its newline: no block from here on
-        candidates = closers[opener.group()]
-        index = bisect.bisect_left(candidates, line_end + 1)
+        fence = opener.group()
+        candidates = closers[fence]
+        index = first[fence]
+        while index < len(candidates) and candidates[index] <= line_end:
+            index += 1
+            meter.charge(1, what)
+        first[fence] = index
         if index == len(candidates):
             pos = start + 1
             continue

@@ -32,6 +32,7 @@ SCRIPTS = (
     "materialize_bench.py",
     "flow_bench.py",
     "flow_run_bench.py",
+    "agent_reply_bench.py",
     "graph_bench.py",
 )
 

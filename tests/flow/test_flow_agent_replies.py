@@ -315,3 +315,20 @@ def test_claude_envelope_nested_past_the_stack_is_too_deep(
     with pytest.raises(AgentFailure) as caught:
         claude.from_spec("", timeout_s=60).ask(agent_request(tmp_path))
     assert caught.value.code == codes.AGENT_ANSWER_TOO_DEEP
+
+
+def test_a_command_agent_with_a_deep_content_gets_the_coded_failure(tmp_path: Path) -> None:
+    """``command:`` answers go through ``answer_from``: content nested 300 levels (still
+    decodable) is ``agent-answer-too-deep``, not stored into the Run."""
+    from agent_graph.flow.agents import command
+
+    program = tmp_path / "deep-agent.py"
+    program.write_text(
+        "import sys\nsys.stdin.read()\n"
+        "print('{\"result\": \"drafted\", \"content\": ' + '[' * 300 + ']' * 300 + '}')\n",
+        encoding="utf-8",
+    )
+    adapter = command.from_spec(json.dumps([sys.executable, str(program)]), timeout_s=60)
+    with pytest.raises(AgentFailure) as caught:
+        adapter.ask(agent_request(tmp_path))
+    assert caught.value.code == codes.AGENT_ANSWER_TOO_DEEP

@@ -6,7 +6,7 @@ references stay as they are) under random line edits, inserted characters or the
 format's keywords, and truncation. The fast, deterministic one (below, run on every
 push): over 25 named mutation kinds, from bit flips to 10k nodes, self-referencing
 children and symlinks out of the package, on every example Flow, Appendix D fixture and
-valid corpus case. In both, ``compile()`` agrees with ``check()``: it raises with the
+valid corpus case, and on the child Flow of three of them. In both, ``compile()`` agrees with ``check()``: it raises with the
 first error exactly when there is one.
 """
 
@@ -622,3 +622,23 @@ def test_the_check_command_reports_mutations_as_coded_json(kind: str, tmp_path: 
         assert d["path"]
         if "line" in d.get("detail", {}):
             assert d["detail"]["line"] >= 1
+
+
+#: (seed, child package) pairs: the mutation is applied to the child a Flow runs.
+CHILDREN = [("example-ship-release", "preflight"), ("appendix-d-release", "release-check"),
+            ("00-valid-reference", "helper")]  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", sorted(set(MUTATIONS) - COSTLY))
+def test_a_mutated_child_flow_gives_only_coded_placed_diagnostics(
+    kind: str, tmp_path: Path
+) -> None:
+    from agent_graph.flow import check
+
+    seeds = {seed.name: seed for seed in FUZZ_SEEDS}
+    for i, (name, child) in enumerate(CHILDREN):
+        seed = seeds[name]
+        base = tmp_path / str(i) / "flows"
+        shutil.copytree(seed.base, base, symlinks=True)
+        MUTATIONS[kind](base / child, random.Random(f"{kind}/{name}/{child}"))
+        assert_coded_and_placed(check(base / seed.entry), f"{kind} on {name}'s {child}")

@@ -6,8 +6,8 @@ references stay as they are) under random line edits, inserted characters or the
 format's keywords, and truncation. The fast, deterministic one (below, run on every
 push): over 25 named mutation kinds, from bit flips to 10k nodes, self-referencing
 children and symlinks out of the package, on every example Flow, Appendix D fixture and
-valid corpus case, and on the child Flow of three of them. In both, ``compile()`` agrees with ``check()``: it raises with the
-first error exactly when there is one.
+valid corpus case, and on the child Flow of three of them. In both, ``compile()``
+agrees with ``check()``: it raises with the first error exactly when there is one.
 """
 
 from __future__ import annotations

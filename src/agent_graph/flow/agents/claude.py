@@ -41,7 +41,8 @@ Interfaces (looked up for this adapter; stored copies of public pages):
 * The envelope with ``structured_output`` and an empty ``result``:
   https://claude-cli-mastery.pages.dev/building-workflows/structured-output
 * Flags (``--permission-mode`` modes, ``--allowedTools``, ``--session-id``,
-  ``--fork-session``, ``--max-turns``): https://docs.arantic.com/claude-code/flags (a copy
+  ``--fork-session``; ``--max-turns`` is not in ``claude --help`` and is not passed):
+  https://docs.arantic.com/claude-code/flags (a copy
   of https://code.claude.com/docs/en/cli-reference).
 * Known envelope quirks handled here: ``is_error`` with exit 0 and error subtypes
   (https://github.com/TheMorpheus407/RepoLens/issues/214,

@@ -52,11 +52,12 @@ Interfaces (looked up for this adapter; stored copies of public pages):
 * The output schema is sent as ``strict: true`` (every property required,
   ``additionalProperties: false``): https://github.com/openai/codex/blob/main/codex-rs/exec/src/lib.rs
 
-Ambiguities, and the choice made: ``--output-schema`` is not accepted *after*
-``resume`` and may not apply to a resumed turn
-(https://github.com/openai/codex/issues/14343, https://github.com/openai/codex/issues/22998);
-we pass it before the subcommand, where it parses, and rely on the prompt note and text
-parsing when it is ignored. Older versions used ``item_type``/``assistant_message`` for
+Ambiguities, and the choice made: releases before 0.132 did not accept ``--output-schema``
+*after* ``resume`` and might not apply it to a resumed turn
+(https://github.com/openai/codex/issues/14343, https://github.com/openai/codex/issues/22998;
+0.132 and later take it there too, openai/codex#23123); we pass it before the subcommand,
+where every release parses it, and rely on the prompt note and text parsing when it is
+ignored. Older versions used ``item_type``/``assistant_message`` for
 the final message item (openai/codex#4525, "Remove legacy codex exec --json format", read in
 a mirror of the repository's history: https://dev.pivoine.art/valknar/llmx/src/commit/349ef7edc64c305139d4b727c01a893b3fd90380/codex-rs/exec/src);
 both are read. An

@@ -44,6 +44,7 @@ from ._transport import (
     resolve_timeout,
     tail,
 )
+from .answer_search import too_deep_failure
 from .protocol import AgentAdapter, AgentAnswer, AgentFailure, AgentRequest
 
 __all__ = ["CommandAdapter", "from_spec", "parse_argv", "portable"]
@@ -73,8 +74,10 @@ class CommandAdapter:
             raise AgentFailure(f"{what} printed nothing on stdout{tail(done.stderr)}")
         try:
             value = json.loads(text)
-        except (json.JSONDecodeError, RecursionError):
+        except json.JSONDecodeError:
             raise AgentFailure(f"{what} printed something that is not JSON{tail(text)}") from None
+        except RecursionError:  # deep, not broken: its own coded failure
+            raise too_deep_failure(what) from None
         agent = value.get("agent") if isinstance(value, dict) else None
         if agent is not None and not isinstance(agent, str):
             raise AgentFailure(f"{what} answered with an `agent` that is not a string: {agent!r}")

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ... import codes
+from .answer_search import too_deep, too_deep_failure
 from .protocol import AgentAnswer, AgentFailure, AgentRequest
 
 #: The largest answer script read (32 MiB, the Provider files' cap): answers are lines of
@@ -73,6 +74,10 @@ class ScriptAdapter:
             value: Any = json.loads(line)
         except json.JSONDecodeError as error:
             raise AgentFailure(f"{where}: the answer is not JSON ({error.msg})") from None
+        except RecursionError:  # deep, not broken: its own coded failure
+            raise too_deep_failure(where) from None
+        if too_deep(value):
+            raise too_deep_failure(where)
         if not isinstance(value, dict) or not isinstance(value.get("result"), str):
             raise AgentFailure(f"{where}: the answer has no `result` name")
         agent = value.get("agent")

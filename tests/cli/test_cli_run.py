@@ -468,7 +468,7 @@ def test_damaged_run_files(here: Path, capsys: pytest.CaptureFixture[str]) -> No
 def test_help_lists_the_commands_in_workflow_order(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(["run", "--help"], capsys)
     assert code == 0
-    listed = out.split("Commands:\n", 1)[1].splitlines()
+    listed = out.split("Commands:\n", 1)[1].split("\n\n", 1)[0].splitlines()  # not the epilog
     assert [m.group(1) for line in listed if (m := re.match(r"  (\S+)", line))] == [
         "start", "status", "record", "facts", "authority", "decide", "checkpoint", "resume",
         "events",

@@ -276,3 +276,40 @@ def test_a_misspelled_outcome_key_is_named_by_test_explain_and_graph(
         assert code == 0
         assert "WARNING outcome-key-unknown: Outcome key 'report/publsh'" in err
         assert "did you mean report/publish?" in err
+
+
+def test_help_lists_commands_in_workflow_order_and_global_options_once(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from agent_graph.cli.app import COMMANDS, EXAMPLES, WORKFLOW
+
+    assert sorted(WORKFLOW) == sorted([*COMMANDS, "help"]) == sorted(EXAMPLES)
+    _, top, _ = run(["--help"], capsys)
+    listed = [
+        line.split()[0] for line in top.split("Commands:\n", 1)[1].splitlines() if line[2:3] != " "
+    ]
+    assert listed == list(WORKFLOW)
+    assert "--manifest" in top
+    for command in ("validate", "evaluate", "run", "flow"):
+        _, text, _ = run([command, "--help"], capsys)
+        assert "--manifest" not in text
+        assert "Global options (agc --help): " in text
+        assert f"Example:\n    {EXAMPLES[command]}\n" in text
+    _, sub, _ = run(["run", "record", "--help"], capsys)
+    assert "--manifest" not in sub
+    assert "Global options (agc --help): -m, --skill, --registry, --format, --colour." in sub
+
+
+def test_every_help_example_runs_as_printed(tmp_path: Path) -> None:
+    """In one copy of the examples, in workflow order (import needs init's Provider)."""
+    import shutil
+
+    from agent_graph.cli.app import EXAMPLES, WORKFLOW
+    from cli_support import run_bash
+
+    root = Path(__file__).resolve().parents[2]
+    shutil.copytree(root / "examples", tmp_path / "examples", symlinks=True)
+    shutil.copytree(root / "tests" / "legacy", tmp_path / "tests" / "legacy")
+    for name in WORKFLOW:
+        done = run_bash(EXAMPLES[name], tmp_path)
+        assert done.returncode == 0, (name, done.stderr)

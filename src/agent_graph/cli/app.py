@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import Final
 
 import click
 
@@ -52,6 +53,42 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+#: The order ``agc --help`` lists the commands in: the order of the work.
+WORKFLOW: Final = (
+    "init", "validate", "test", "evaluate", "route", "explain", "graph", "run", "build",
+    "inspect", "code", "resource", "ir", "import", "migrate", "schema", "flow", "mcp", "help",
+)  # fmt: skip
+_WEEKLY = "examples/weekly-report/provider.yaml"
+_DRAFTED = """--facts '{"report":{"digest":"sha256:1f"}}'"""
+#: One example a command's help ends with, run from the repository root (in this order,
+#: each after the ones before: a test runs them all as printed).
+EXAMPLES: Final = {
+    "init": 'agc init my-provider --id "Acme Notes"',
+    "validate": f"agc validate -m {_WEEKLY}",
+    "test": f"agc test examples/weekly-report/tests -m {_WEEKLY}",
+    "evaluate": f"agc evaluate report -m {_WEEKLY} {_DRAFTED}",
+    "route": f"agc route report -m {_WEEKLY} {_DRAFTED}",
+    "explain": f"agc explain report -m {_WEEKLY} {_DRAFTED}",
+    "graph": f"agc graph report -m {_WEEKLY} {_DRAFTED}",
+    "run": f"agc run start report -m {_WEEKLY} --state weekly-run.json",
+    "build": f"agc build -m {_WEEKLY} dist/weekly-report",
+    "inspect": f"agc inspect provider -m {_WEEKLY}",
+    "code": f"agc code list -m {_WEEKLY}",
+    "resource": f"agc resource locate procedure.report.draft -m {_WEEKLY}",
+    "ir": f"agc ir dump -m {_WEEKLY}",
+    "import": "agc import skill examples/weekly-report/skills/report-drafting/SKILL.md "
+    "--into my-provider",
+    "migrate": "agc migrate -m tests/legacy/release-notes",
+    "schema": "agc schema list",
+    "flow": "agc flow check examples/flows/repo-stats",
+    "mcp": f"agc mcp config claude -m {_WEEKLY}",
+    "help": "agc help run record",
+}
+#: The options every command takes; listed once, by ``agc --help``, and named at the end
+#: of each command's help instead of a dozen lines on each.
+GLOBAL: Final = ("manifest", "skill", "registry", "fmt", "color")
+
+
 def load_command(name: str) -> click.Command | None:
     found = COMMANDS.get(name)
     if found is None:
@@ -61,7 +98,29 @@ def load_command(name: str) -> click.Command | None:
     command: click.Command = getattr(import_module(f"{__package__}.{found[0]}"), found[1])
     _full_short_help(command)
     add_colour_option(command)  # --color is global: accepted after any command too
+    _help_once(command, EXAMPLES.get(name))
     return command
+
+
+def _help_once(command: click.Command, example: str | None) -> None:
+    """Hide the global options from ``command``'s help (and its subcommands'), name them
+    in one line, and end with ``example``."""
+    if getattr(command, "_agc_help_done", False):
+        return
+    hidden = []
+    for param in command.params:
+        if isinstance(param, click.Option) and param.name in GLOBAL and not param.hidden:
+            param.hidden = True
+            hidden.append(param.opts[-1] if param.name != "manifest" else "-m")
+    epilog = [command.epilog] if command.epilog else []
+    if hidden:
+        epilog.append(f"Global options (agc --help): {', '.join(hidden)}.")
+    if example is not None:
+        epilog.append(f"\b\nExample:\n  {example}")
+    command.epilog = "\n\n".join(epilog) or None
+    command._agc_help_done = True  # type: ignore[attr-defined]
+    for sub in getattr(command, "commands", {}).values():
+        _help_once(sub, None)
 
 
 def commands() -> list[click.Command]:
@@ -73,10 +132,11 @@ class _Commands(click.Group):
     """The top-level group: subcommands come from :data:`COMMANDS`, loaded on demand."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted([*COMMANDS, "help"])
+        return list(WORKFLOW)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name == "help":
+            _help_once(help_command, EXAMPLES["help"])
             return help_command
         return load_command(cmd_name)
 

@@ -463,9 +463,10 @@ class Runner:
     def _branch(self, node: r.Node, visit: Visit, done: queue.Queue[Any]) -> None:
         outcome: object
         try:
-            outcome = run_command(
-                node, self.root, visit.input, {}, self.doc.cwd, self.settings.command_timeout
-            )
+            with self.settings.stop.owning():  # a per-Run stop (MCP) reaches branches too
+                outcome = run_command(
+                    node, self.root, visit.input, {}, self.doc.cwd, self.settings.command_timeout
+                )
             if self.settings.stop.requested:
                 outcome = Interrupted()
         except RunFailure as failure:

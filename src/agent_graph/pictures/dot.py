@@ -10,7 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .model import Cluster, Edge, Node, Picture
-from .style import ALTERNATIVE_WIDTH, FIRED, LOOKS, PRIMARY_STROKE, PRIMARY_WIDTH, UNFIRED
+from .style import (
+    ALTERNATIVE_WIDTH,
+    FIRED,
+    FONTS,
+    LOOKS,
+    PRIMARY_STROKE,
+    PRIMARY_WIDTH,
+    UNFIRED,
+    legend,
+)
 
 _SHAPES: dict[str, str] = {
     "action": 'shape=box, style="rounded,filled"',
@@ -91,15 +100,24 @@ def render(picture: Picture) -> str:
     nodes = {node.id: node for node in picture.nodes}
     lines = [f"digraph {quote(picture.title)} {{"]
     lines += [f"  // {note}" for note in picture.notes if "\n" not in note]
+    fonts = quote(FONTS)
     lines += [
-        f"  graph [label={quote(picture.title)}, labelloc=t, fontname=Helvetica, "
+        f"  graph [label={quote(picture.title)}, labelloc=t, fontname={fonts}, "
         "rankdir=TB, nodesep=0.3, ranksep=0.4];",
-        "  node [fontname=Helvetica, fontsize=11];",
-        "  edge [fontname=Helvetica, fontsize=9];",
+        f"  node [fontname={fonts}, fontsize=11];",
+        f"  edge [fontname={fonts}, fontsize=9];",
     ]
     lines += ["  " + _node(nodes[node_id]) for node_id in picture.top]
     for cluster in picture.clusters:
         lines += _cluster(cluster, nodes, "  ")
     lines += ["  " + _edge(edge, picture.overlay) for edge in picture.edges]
+    entries = legend(picture)
+    if entries:  # a note at the bottom: drawn in the SVG, read in the DOT text
+        text = _label(["Legend", *entries]).replace("\\n", "\\l") + "\\l"
+        lines.append(
+            f'  legend__ [shape=note, fontsize=9, color="#9e9e9e", fontcolor="#616161", '
+            f'label="{text}"];'
+        )
+        lines.append("  { rank=sink; legend__; }")
     lines.append("}")
     return "\n".join(lines) + "\n"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .model import Cluster, Edge, Node, Picture
-from .style import ALTERNATIVE_WIDTH, FIRED, LOOKS, PRIMARY_STROKE, PRIMARY_WIDTH, UNFIRED
+from .style import ALTERNATIVE_WIDTH, FIRED, LOOKS, PRIMARY_STROKE, PRIMARY_WIDTH, UNFIRED, legend
 
 #: Opening and closing brackets per shape (Mermaid's flowchart node shapes).
 _SHAPES: dict[str, tuple[str, str]] = {
@@ -111,6 +111,7 @@ def render(picture: Picture) -> str:
     nodes = {node.id: node for node in picture.nodes}
     lines = ["flowchart TD"]
     lines += [f"  %% {_comment(note)}" for note in [picture.title, *picture.notes]]
+    lines += [f"  %% legend: {_comment(entry)}" for entry in legend(picture)]
     lines += ["  " + _node(nodes[node_id]) for node_id in picture.top]
     for cluster in picture.clusters:
         lines += _cluster(cluster, nodes, "  ")

@@ -7,7 +7,10 @@ speeds up the glance.
 
 from __future__ import annotations
 
-from typing import Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
+
+if TYPE_CHECKING:
+    from .model import Picture
 
 
 class Look(NamedTuple):
@@ -39,3 +42,37 @@ ALTERNATIVE_WIDTH: Final = 2
 #: Edges that fired (their source's outcome is one they list) and those that did not.
 FIRED: Final = "#2e7d32"
 UNFIRED: Final = "#9e9e9e"
+
+#: Graphviz's font, then families that hold CJK glyphs (Flow labels are often Chinese);
+#: an SVG viewer takes the first it has, as Graphviz's own renderer does.
+FONTS: Final = "Helvetica,Noto Sans CJK SC,PingFang SC,Microsoft YaHei,sans-serif"
+
+#: What each shape means, in the legend.
+SHAPE_MEANINGS: Final = {
+    "action": "rounded box: an Action step",
+    "gate": "diamond: a Gate (a user decides)",
+    "subgraph": "double box: a call of another Graph",
+    "terminal": "double ellipse: a terminal",
+    "start": "circle: start",
+    "finish": "double circle: finish",
+    "fork": "hexagon: a fork into parallel branches, or their join",
+    "join": "hexagon: a fork into parallel branches, or their join",
+    "call": "double rounded box: a child Flow",
+    "note": "note: a note",
+}
+
+
+def legend(picture: Picture) -> list[str]:
+    """The legend of ``picture``: the shapes it uses, then (with a state) what the fill,
+    the thick border and the edge colours say. Every line is plain text."""
+    shapes = list(dict.fromkeys(node.shape for node in picture.nodes))
+    lines = list(dict.fromkeys(SHAPE_MEANINGS[s] for s in shapes if s in SHAPE_MEANINGS))
+    if picture.overlay:
+        statuses = list(dict.fromkeys(n.status for n in picture.nodes if n.status in LOOKS))
+        if statuses:
+            named = ", ".join(s.replace("unreached", "not reached") for s in statuses if s)
+            lines.append(f"fill: the status each label names ({named})")
+        if any(node.emphasis == "primary" for node in picture.nodes):
+            lines.append("thick blue border: the primary route; thinner: an alternative")
+        lines.append("green edge: fired by the recorded outcome; grey: not")
+    return lines

@@ -382,6 +382,10 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
         codes.RUN_BUSY: "another process is running or resuming this Run (its lock is held)",
         codes.RUN_RECORD_INVALID: "a Run record that is truncated, not JSON or not of this shape",
         codes.RUN_RECORD_MODIFIED: "a Run record changed outside agc (its checksum does not match)",
+        codes.RUN_RECORD_TOO_LARGE: (
+            "a commit would make the Run record larger than its reader accepts: the Run failed"
+        ),
+        codes.RUN_CONTENT_INVALID: "a content a Run record keeps in a side file is missing or damaged",
         codes.RUN_NOT_RESUMABLE: "resume of a Run that has completed or failed",
         codes.RUN_CHILD_DIRECT_RESUME: "resume of a child Run; it resumes with its parent (named)",
         codes.RUN_FINGERPRINT_MISMATCH: (

@@ -7,7 +7,10 @@ change a value unnoticed. Each scenario runs with the runtime's clock, run ids a
 timings made deterministic, keeps every version committed (child records too, in commit
 order) and compares them with ``tests/golden/flow-records/<scenario>.txt``: one line per
 commit, ``<record file name> <record>``, with the temporary directory written as
-``<TMP>`` and the checksum member (checked against the bytes first) left out.
+``<TMP>`` and the checksum member (checked against the bytes first) left out. The golden
+files were written by the single-file store; the journal keeps them: after each commit
+the document its reader folds from snapshot and journal is the golden one, and a file
+left without a journal (a new, ended or interrupted Run) is that document byte for byte.
 
 Regenerate the golden files after an intended change of the format with
 ``AGC_UPDATE_GOLDEN=1 pytest tests/flow/test_flow_record_bytes.py`` and review the diff.
@@ -58,16 +61,27 @@ class _Clock:
 
 
 class Capture:
+    """Each commit as its reader sees it: the snapshot and the journal folded (the golden
+    files hold the whole document the old single-file records held after each commit, so
+    the fold is proven to rebuild exactly that state); where no journal is left (a new,
+    an ended or an interrupted Run) the file itself must be that document, byte for byte."""
+
     def __init__(self, root: Path) -> None:
         self.root = root
         self.lines: list[str] = []
+        self.whole_files = 0
 
     def add(self, path: Path) -> None:
-        data = path.read_bytes()
-        found = _CHECKSUM.search(data)
-        assert found is not None, data[-100:]
-        body = data[: found.start()] + b"}"
-        assert found.group(1).decode() == "sha256:" + hashlib.sha256(body).hexdigest()
+        document = store.RunFile(path).read()
+        body = store.canonical(document)
+        assert document["checksum"] == "sha256:" + hashlib.sha256(body).hexdigest()
+        if not store.RunFile(path).journal.exists():
+            data = path.read_bytes()
+            found = _CHECKSUM.search(data)
+            assert found is not None, data[-100:]
+            assert data[: found.start()] + b"}" == body
+            assert found.group(1).decode() == document["checksum"]
+            self.whole_files += 1
         text = body.decode("utf-8").replace(str(self.root), "<TMP>")
         self.lines.append(f"{path.name} {text}")
 
@@ -345,9 +359,13 @@ def crashed_branch_refused_then_rerun(capture: Capture, monkeypatch: pytest.Monk
     with pytest.raises(Crash):
         _run(capture, "fork", FakeAgent(("go", "in")), max_parallel=1)
     monkeypatch.setattr(store.RunFile, "_write", inner)
-    before = (capture.root / "run.json").read_bytes()
+    # the record is its snapshot and its journal: both are put back
+    files = [capture.root / "run.json", store.RunFile(capture.root / "run.json").journal]
+    before = {path: path.read_bytes() for path in files if path.exists()}
+    assert len(before) == 2  # the crash left journal lines after the snapshot
     _resume(capture, FakeAgent(), fail_interrupted=True, max_parallel=1)
-    (capture.root / "run.json").write_bytes(before)
+    for path, data in before.items():
+        path.write_bytes(data)
     capture.lines.append("(the record before the refused resume, put back)")
     _resume(capture, FakeAgent(), rerun_interrupted=True, max_parallel=1)
 
@@ -408,3 +426,5 @@ def test_every_commit_matches_the_golden_record(
     for number, (got, want) in enumerate(zip(capture.lines, expected, strict=False), start=1):
         assert got == want, f"commit {number} of {name} differs"
     assert len(capture.lines) == len(expected)
+    # most commits are journal lines, not whole files (each Run's first and last are files)
+    assert capture.whole_files < len(expected)

@@ -12,6 +12,15 @@ beside Flow Runs write through :func:`write_durably`, so each has every property
   a writer holding the target's lock (:mod:`agent_graph.documents.locks`) writes them,
   and the caller holds it, so any that exist are abandoned.
 
+Appends (:func:`append_durably`, the Flow Run journal) are the other durable write: the
+bytes are written at the end of what the caller knows to be whole, anything after it (the
+torn tail of an append a killed writer left) is cut off first, and the file is ``fsync``ed
+before the append counts; an append that fails is cut off again.
+
+In directories many targets share (the programs and contents kept beside Flow Runs, each
+written once by whichever Run needs it first), :func:`sweep_abandoned` removes the
+temporary files of writers that are no longer alive.
+
 Errors are ``OSError`` (``FileExistsError`` for a new file that exists): each store says
 what failed in its own words and codes.
 """
@@ -49,6 +58,67 @@ def sweep(directory: Path, name: str) -> None:
     for entry in entries:
         with suppress(OSError):
             (directory / entry).unlink()
+
+
+_ANY_TEMP = re.compile(r"\..+\.agc-([0-9]+)-[0-9a-f]{16}\.tmp\Z")
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # someone else's process: alive
+    return True
+
+
+def sweep_abandoned(directory: Path) -> None:
+    """Remove the temporary files in ``directory`` whose writer process has ended (a
+    directory many targets share, so no one lock says the writer is gone)."""
+    try:
+        found = [(e.name, _ANY_TEMP.match(e.name)) for e in os.scandir(directory)]
+    except OSError:
+        return
+    for name, match in found:
+        if match is not None and not _alive(int(match.group(1))):
+            with suppress(OSError):
+                (directory / name).unlink()
+
+
+def append_durably(target: Path, data: bytes, *, at: int, mode_of: Path | None = None) -> None:
+    """Write ``data`` at offset ``at`` of ``target`` (created when missing, with the
+    permissions of ``mode_of``), cutting off whatever followed ``at``, and ``fsync`` it.
+
+    A symbolic link at ``target`` is refused (``OSError``), never followed.
+    """
+    created = not os.path.lexists(target)
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(target, flags | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(target))
+        if created and mode_of is not None and hasattr(os, "fchmod"):
+            with suppress(OSError):
+                os.fchmod(fd, stat.S_IMODE(os.stat(mode_of).st_mode))
+        if os.fstat(fd).st_size != at:
+            os.ftruncate(fd, at)  # the torn tail of a killed writer's append
+        os.lseek(fd, at, os.SEEK_SET)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        except BaseException:
+            with suppress(OSError):
+                os.ftruncate(fd, at)
+            raise
+    finally:
+        os.close(fd)
+    if created:
+        fsync_directory(target.parent)
 
 
 def write_durably(

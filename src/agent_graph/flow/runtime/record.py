@@ -3,8 +3,10 @@ change it.
 
 Every change the runner makes goes through :class:`Record`: it appends numbered events
 (``seq`` 1, 2, 3 … within the Run), adds and settles node visits, and :meth:`commit`
-writes the whole document atomically (``store``). One commit is one ``revision``; the
-events a commit adds are handed to the host's ``on_event`` only after they are durable.
+makes the change durable (``store``: one journal line, or a rewritten snapshot). One
+commit is one ``revision``; the events a commit adds are handed to the host's
+``on_event`` only after they are durable. A commit the record's reader could not read
+back (too large) is never made: the Run fails with a ``persistence`` error instead.
 """
 
 from __future__ import annotations
@@ -12,9 +14,13 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from datetime import UTC, datetime
 from typing import Any
 
+from ... import codes
+from ...errors import AgentGraphError
+from .failures import Category
 from .state import (
     ChildLink,
     Entry,
@@ -28,7 +34,7 @@ from .state import (
     VisitStatus,
     recovery,
 )
-from .store import RunFile
+from .store import RecordTooLarge, RunFile
 
 EventSink = Callable[[dict[str, Any], int], None]
 
@@ -193,8 +199,30 @@ class Record:
 
     def commit(self) -> None:
         self.doc.stamp(now())
-        self.file.commit(self.doc.raw)
+        try:
+            self.file.commit(self.doc.raw)
+        except RecordTooLarge as error:
+            self._fail_too_large(str(error))
         self._flush()
+
+    def _fail_too_large(self, reason: str) -> None:
+        """Fail the Run with what can be kept (contents too large replaced by null), then
+        stop the runner: nothing it does next could be recorded."""
+        doc = self.doc
+        error: dict[str, Any] = {
+            "category": Category.PERSISTENCE.value,
+            "summary": f"the Run record cannot hold this commit: {reason}",
+        }
+        for visit in doc.visits:
+            if not visit.status.ended:
+                self.end_visit(visit, VisitStatus.FAILED, error)
+        doc.end(RunStatus.FAILED, error, now())
+        self.event(EventType.RUN_FAILED, error=error)
+        # the same revision as the commit that did not fit: it never reached the file
+        with suppress(RecordTooLarge):  # not even the failure fits: the last commit stays
+            self.file.fail_over(doc.raw)
+        self._flush()
+        raise AgentGraphError(codes.RUN_RECORD_TOO_LARGE, f"{self.file.path}: {error['summary']}")
 
     def _flush(self) -> None:
         pending, self._pending = self._pending, []

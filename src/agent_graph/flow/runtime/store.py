@@ -1,18 +1,40 @@
-"""Run record files: one JSON document per Run, written atomically under a lock.
+"""Run record files: a snapshot and an append-only journal beside it, written under a lock.
 
-Durability (docs/flow-runs.md §Durability and locking, C.3): each commit writes the
-whole document through the durable write both Run stores share
-(:func:`agent_graph.documents.durable.write_durably`): a temporary file in the same
-directory, ``fsync``ed, renamed over the record, the directory ``fsync``ed, so after a
-crash at any moment the file is the complete previous or the complete new version. A new
-record is published with a hard link, which fails rather than replace a file that
-appeared meanwhile; a replaced record keeps its permissions; temporary files a killed
-writer left behind are swept by the next commit.
+Durability (docs/flow-runs.md §Durability and locking, C.3). The record is two files: the
+*snapshot* ``run.json`` (the whole document, ``flow-run.schema.json``) and the *journal*
+``.run.json.journal`` beside it. A commit appends one line to the journal holding only
+what changed since the previous commit (:mod:`.journal`: new and changed visits, rounds
+and top-level members, the events and recoveries added), ``fsync``ed before it counts;
+a visit costs bytes in proportion to itself, not to the Run. The reader folds the lines
+into the snapshot and returns the same document a whole-file record held. When the Run
+ends or is interrupted, when the journal outgrows the snapshot, or when a process other
+than the one that read the record last commits, the commit *compacts* instead: it
+rewrites the snapshot through the durable write both Run stores share
+(:func:`agent_graph.documents.durable.write_durably`: temporary file, ``fsync``, rename,
+directory ``fsync``) and then removes the journal. So a completed or failed Run is one
+file, as before. A crash at any moment leaves a readable record: a torn last journal line
+(a killed append) is ignored on read and cut off by the next writer; a journal a killed
+compaction left behind names an older snapshot and is ignored. A new record is published
+with a hard link, which fails rather than replace a file that appeared meanwhile; a
+replaced record keeps its permissions (the journal takes them too).
 
-Integrity: the document carries ``checksum``, the SHA-256 of its compact JSON (members
-in document order) without that member; a record edited outside agc (or of another
-tool) is refused on resume (``run-record-modified``) instead of being run from a state
-the runner never wrote.
+Contents (task, inputs, results, conclusion) whose JSON is over 64 KiB are stored once,
+by digest, in ``.agc-flow-contents/<hex>.json`` beside the record, and the record refers
+to them; the reader resolves them (a missing or damaged one is ``run-content-invalid``).
+The writer never commits what its reader refuses (``MAX_RECORD_BYTES`` for the snapshot,
+the journal and each content): :class:`RecordTooLarge` comes first, and the Run fails with
+a ``persistence`` error (``record.Record.commit``).
+
+Integrity: the snapshot carries ``checksum``, the SHA-256 of its compact JSON (members in
+document order, contents in their stored form) without that member. Each journal line
+carries ``chain``, the SHA-256 of the previous line's ``chain`` (the snapshot's
+``checksum`` for the first), a newline and the line's own bytes before it, and the first
+line names the snapshot it continues (``base``); a content's file name is its digest.
+Every byte of a record is thus covered: a record edited outside agc (or of another tool)
+is refused (``run-record-modified``) instead of being run from a state the runner never
+wrote. The document the reader returns carries the checksum of its whole folded JSON,
+the value a single-file record of the same state has. Checksums detect accidents, not
+forgery.
 
 Concurrency: a Run is driven by one process at a time. :meth:`RunFile.lock` takes the
 writer lock both Run stores share (:mod:`agent_graph.documents.locks`: an advisory
@@ -20,14 +42,17 @@ writer lock both Run stores share (:mod:`agent_graph.documents.locks`: an adviso
 the whole run or resume and never waits: a second ``resume`` of the same Run is refused
 at once (``run-busy``). A lock file that is a symbolic link, a directory or not a regular
 file is refused (``run-lock-invalid``), never followed. The kernel drops the lock of a
-process that dies, so a crash never leaves it held. Readers (``status``, ``events``)
-take no lock: they always see a whole version.
+process that dies, so a crash never leaves it held. Whoever takes the lock removes the
+temporary files killed writers of the record left (and those of ended processes in the
+shared program and content directories). Readers (``status``, ``events``) take no lock:
+they always see a whole version (a read that meets a compaction is made again).
 
 Test-only crash hook: with ``AGC_FLOW_CRASH_AFTER_COMMIT=N`` in the environment the
 process SIGKILLs itself right after its N-th commit (counted per process, new records
-included); ``AGC_FLOW_CRASH_BEFORE_COMMIT=N`` kills it after the N-th commit's temporary
-file is written but before the rename. The kill tests use them to stop the runner
-between two events; nothing else reads them.
+included; a journal append or a compaction); ``AGC_FLOW_CRASH_BEFORE_COMMIT=N`` kills it
+during the N-th commit: a compaction after its temporary file is written but before the
+rename, an append after half its line is on disk. The kill tests use them to stop the
+runner between two events; nothing else reads them.
 """
 
 from __future__ import annotations
@@ -35,21 +60,29 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import signal
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from ... import codes
 from ...documents import files, locks
-from ...documents.durable import write_durably
+from ...documents.durable import append_durably, sweep, sweep_abandoned, write_durably
+from ...documents.files import fsync_directory
 from ...errors import AgentGraphError, Diagnostic
+from . import journal as journal_format
 from .validate import check_record
 
 #: Beside the records: the compiled programs Runs were started with, by digest.
 PROGRAMS: Final = ".agc-flow-programs"
+#: Beside the records: contents over the side-file threshold, by digest.
+CONTENTS: Final = ".agc-flow-contents"
+#: A journal longer than this and than twice its snapshot is compacted.
+COMPACT_AFTER: Final = 4 << 20
 CRASH_AFTER: Final = "AGC_FLOW_CRASH_AFTER_COMMIT"
 CRASH_BEFORE: Final = "AGC_FLOW_CRASH_BEFORE_COMMIT"
 MAX_RECORD_BYTES: Final = 1 << 30
@@ -70,9 +103,13 @@ def checksum(document: dict[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(canonical(document)).hexdigest()
 
 
-def _crash_point(variable: str, number: int) -> None:
+def _crash_wanted(variable: str, number: int) -> bool:
     wanted = os.environ.get(variable)
-    if wanted and wanted.isdigit() and int(wanted) == number:
+    return bool(wanted) and str(wanted).isdigit() and int(str(wanted)) == number
+
+
+def _crash_point(variable: str, number: int) -> None:
+    if _crash_wanted(variable, number):
         os.kill(os.getpid(), signal.SIGKILL)
 
 
@@ -81,6 +118,8 @@ class RunFile:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(os.path.abspath(os.fspath(path)))
+        self._writer: _Writer | None = None
+        self._drop_oversized = False
 
     @property
     def real(self) -> Path:
@@ -139,59 +178,91 @@ class RunFile:
                 codes.FILE_WRITE_FAILED, f"Cannot lock {error.path}: {error.reason}"
             ) from None
         with held:
+            real = self.real
+            sweep(real.parent, real.name)  # only a lock holder writes them: abandoned
+            sweep_abandoned(real.parent / PROGRAMS)
+            sweep_abandoned(real.parent / CONTENTS)
             yield
 
     # -- reading -------------------------------------------------------------------------
 
+    @property
+    def journal(self) -> Path:
+        real = self.real
+        return real.parent / f".{real.name}.journal"
+
     def read(self) -> dict[str, Any]:
-        """The record, checked for shape and checksum (``run-record-invalid`` /
-        ``run-record-modified``); a missing file is ``file-missing``."""
+        """The record (snapshot and journal folded, contents resolved), checked for shape
+        and checksums (``run-record-invalid`` / ``run-record-modified``; a content that
+        cannot be read back is ``run-content-invalid``); a missing file is ``file-missing``.
+
+        A writer that compacts while this reads replaces the snapshot: the read is made
+        again, so it always returns one whole version.
+        """
+        for _ in range(20):
+            found = self._read_once()
+            if found is not None:
+                document, self._writer = found
+                return document
+        raise AgentGraphError(
+            codes.RUN_RECORD_INVALID,
+            f"{self.path} was replaced on every one of 20 reads; try again when its writer is done",
+        )
+
+    def _read_once(self) -> tuple[dict[str, Any], _Writer] | None:
         path = self.path
         if not os.path.lexists(path):
             raise AgentGraphError(codes.FILE_MISSING, f"No Run record at {path}")
         if os.path.isdir(path):
             raise AgentGraphError(codes.RUN_STATE_INVALID, f"--state is a directory: {path}")
-        # non-blocking and capped: a FIFO or a device given as --state must not hang the
-        # reader or fill its memory (the Provider files' rule, and their codes)
-        try:
-            data = files.read_bytes(path, str(path), limit=MAX_RECORD_BYTES)
-        except AgentGraphError as error:
-            if error.code != codes.FILE_TOO_LARGE:
-                raise
-            raise AgentGraphError(
-                codes.FILE_TOO_LARGE,
-                f"{path} is over 1 GiB: not a Run record agc can read",
-                error.diagnostics,
-            ) from None
-        try:
-            document = json.loads(data.decode("utf-8"))
-        except UnicodeDecodeError as error:
-            raise AgentGraphError(
-                codes.RUN_RECORD_INVALID, f"{path} is not UTF-8 text (byte {error.start})"
-            ) from None
-        except json.JSONDecodeError as error:
-            found = Diagnostic(
-                codes.RUN_RECORD_INVALID,
-                error.msg,
-                path=str(path),
-                line=error.lineno,
-                column=error.colno,
-            )
-            raise AgentGraphError(
-                codes.RUN_RECORD_INVALID,
-                f"{path}:{error.lineno}:{error.colno}: not a whole Run record "
-                f"(truncated or damaged: {error.msg})",
-                [found],
-            ) from None
+        before = _identity(path)
+        data = _read_capped(path, str(path))
+        stored = _parse(data, path)
+        journal = self.journal
+        lines: list[dict[str, Any]] = []
+        length, tail = 0, ""
+        snapshot_sum = stored.get("checksum") if isinstance(stored, dict) else None
+        if isinstance(stored, dict) and isinstance(snapshot_sum, str):
+            if os.path.lexists(journal):
+                text = _read_capped(journal, str(journal))
+                if _identity(path) != before:
+                    return None  # compacted meanwhile: that journal is not this snapshot's
+                lines, length = _journal_lines(text, stored, journal)
+            tail = _chain_tail(lines, snapshot_sum)
+        if _identity(path) != before:
+            return None
+        if not isinstance(stored, dict):
+            check_record(stored, str(path))
+        assert isinstance(stored, dict)
+        snapshot_ok = snapshot_sum == checksum(stored)
+        for number, line in enumerate(lines, start=1):
+            try:
+                journal_format.apply(stored, line)
+            except journal_format.BadLine as error:
+                raise AgentGraphError(
+                    codes.RUN_RECORD_INVALID,
+                    f"{journal}: line {number} does not apply to the record: {error}",
+                ) from None
+        resolver = _Resolver(self.real.parent / CONTENTS, str(path))
+        document = journal_format.resolve_document(stored, resolver)
+        if lines or resolver.used:
+            document["checksum"] = checksum(document)
         check_record(document, str(path))
-        assert isinstance(document, dict)
-        if document.get("checksum") != checksum(document):
+        if not snapshot_ok:
             raise AgentGraphError(
                 codes.RUN_RECORD_MODIFIED,
                 f"{path} was changed outside agc (its checksum does not match); "
                 "a Run resumes only from a record the runner wrote",
             )
-        return document
+        writer = _Writer(
+            identity=before,
+            snapshot_bytes=len(data),
+            checksum=str(snapshot_sum),
+            length=length,
+            tail=tail,
+            base=journal_format.Baseline.of(stored),
+        )
+        return document, writer
 
     # -- the program the Run runs ------------------------------------------------------
 
@@ -233,28 +304,293 @@ class RunFile:
     def commit(self, document: dict[str, Any]) -> None:
         self._write(document, new=False)
 
+    def fail_over(self, document: dict[str, Any]) -> None:
+        """Commit ``document`` with every content too large to keep replaced by null: the
+        record of a Run that fails because of them (``persistence``)."""
+        self._drop_oversized = True
+        try:
+            self._write(document, new=False)
+        finally:
+            self._drop_oversized = False
+
     def _write(self, document: dict[str, Any], *, new: bool) -> None:
         global _commits
         with _commits_lock:
             _commits += 1
             number = _commits
-        # one serialisation: the canonical body, with its own checksum appended last
-        body = canonical(document)
-        digest = "sha256:" + hashlib.sha256(body).hexdigest()
-        document["checksum"] = digest
-        data = body[:-1] + (',"checksum":"' + digest + '"}').encode("ascii")
-        target = self.path if new else self.real
         try:
-            write_durably(
-                target, data, new=new, before_publish=lambda: _crash_point(CRASH_BEFORE, number)
-            )
+            if new:
+                self._snapshot(document, new=True, number=number)
+            elif not self._append(document, number):
+                self._snapshot(document, new=False, number=number)
         except FileExistsError:
             raise AgentGraphError(
-                codes.RUN_TARGET_EXISTS, f"{target} appeared meanwhile; nothing was replaced"
+                codes.RUN_TARGET_EXISTS, f"{self.path} appeared meanwhile; nothing was replaced"
             ) from None
         except OSError as error:
             raise AgentGraphError(
                 codes.FILE_WRITE_FAILED,
-                f"Cannot write the Run record {target}: {error.strerror or error}",
+                f"Cannot write the Run record {self.path}: {error.strerror or error}",
             ) from None
         _crash_point(CRASH_AFTER, number)
+
+    def _keep(self, text: str) -> Any:
+        """Store a content's JSON once, by digest, beside the record; its reference."""
+        data = text.encode("utf-8")
+        if len(data) > MAX_RECORD_BYTES:
+            if self._drop_oversized:
+                return None
+            raise RecordTooLarge(
+                f"a content of {len(data):,} bytes is over the {MAX_RECORD_BYTES:,} bytes "
+                "the reader of a Run record accepts"
+            )
+        hexdigest = hashlib.sha256(data).hexdigest()
+        target = self.real.parent / CONTENTS / f"{hexdigest}.json"
+        if not target.is_file():
+            target.parent.mkdir(exist_ok=True)
+            with suppress(FileExistsError):  # another Run kept the same bytes meanwhile
+                write_durably(target, data, new=True)
+        return {journal_format.REF: f"sha256:{hexdigest}"}
+
+    def _snapshot(self, document: dict[str, Any], *, new: bool, number: int) -> None:
+        """Rewrite the whole record (the compaction) and drop the journal it folds in."""
+        stored = journal_format.stored_document(document, self._keep)
+        # one serialisation: the canonical body, with its own checksum appended last
+        body = journal_format.dumps(stored).encode("utf-8")
+        digest = "sha256:" + hashlib.sha256(body).hexdigest()
+        data = body[:-1] + (',"checksum":"' + digest + '"}').encode("ascii")
+        if len(data) > MAX_RECORD_BYTES:
+            raise RecordTooLarge(
+                f"the record would be {len(data):,} bytes, over the {MAX_RECORD_BYTES:,} "
+                "its reader accepts"
+            )
+        document["checksum"] = digest
+        target = self.path if new else self.real
+        journal = target.parent / f".{target.name}.journal"
+        if new and not os.path.lexists(target):
+            with suppress(FileNotFoundError):  # an earlier record's of this name, removed
+                journal.unlink()
+        write_durably(
+            target, data, new=new, before_publish=lambda: _crash_point(CRASH_BEFORE, number)
+        )
+        if os.path.lexists(journal):
+            with suppress(FileNotFoundError):
+                journal.unlink()
+            fsync_directory(target.parent)
+        self._writer = _Writer(
+            identity=_identity(target),
+            snapshot_bytes=len(data),
+            checksum=digest,
+            length=0,
+            tail=digest,
+            base=journal_format.Baseline.of(stored),
+        )
+
+    def _append(self, document: dict[str, Any], number: int) -> bool:
+        """Append the change since the last commit to the journal; False when the commit
+        rewrites the snapshot instead (an ending Run, a long journal, a record read by
+        another process or changed on disk since)."""
+        writer = self._writer
+        if writer is None or document.get("status") != "running":
+            return False
+        real = self.real
+        journal = self.journal
+        if _identity(real) != writer.identity:
+            return False
+        try:
+            on_disk = os.lstat(journal).st_size
+        except FileNotFoundError:
+            on_disk = 0
+        if on_disk < writer.length:
+            return False
+        try:
+            parts, base = journal_format.delta(document, writer.base, self._keep)
+        except journal_format.NeedsSnapshot:
+            return False
+        head = f'{{"r":{int(document["revision"])}'
+        if writer.length == 0:
+            head += f',"base":"{writer.checksum}"'
+        body = (head + "".join("," + part for part in parts) + "}").encode("utf-8")
+        chain = journal_format.chain_of(writer.tail, body)
+        line = body[:-1] + f',"chain":"{chain}"}}\n'.encode("ascii")
+        grown = writer.length + len(line)
+        if grown > max(COMPACT_AFTER, 2 * writer.snapshot_bytes) or (
+            writer.snapshot_bytes + grown > MAX_RECORD_BYTES
+        ):
+            return False
+        if _crash_wanted(CRASH_BEFORE, number):
+            # the crash tests' torn append: half the line on disk, then the kill
+            append_durably(journal, line[: len(line) // 2], at=writer.length, mode_of=real)
+            os.kill(os.getpid(), signal.SIGKILL)
+        append_durably(journal, line, at=writer.length, mode_of=real)
+        writer.length = grown
+        writer.tail = chain
+        writer.base = base
+        return True
+
+
+class RecordTooLarge(Exception):
+    """The commit would write what the reader refuses (the reason)."""
+
+
+@dataclass
+class _Writer:
+    """What this process last read or committed: the snapshot it knows (by file identity),
+    the journal's whole length and last chain value, and the baseline of the next delta."""
+
+    identity: tuple[int, ...]
+    snapshot_bytes: int
+    checksum: str
+    length: int
+    tail: str
+    base: journal_format.Baseline
+
+
+def _identity(path: Path) -> tuple[int, ...]:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return ()
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def _read_capped(path: Path, display: str) -> bytes:
+    # non-blocking and capped: a FIFO or a device given as --state must not hang the
+    # reader or fill its memory (the Provider files' rule, and their codes)
+    try:
+        return files.read_bytes(path, display, limit=MAX_RECORD_BYTES)
+    except AgentGraphError as error:
+        if error.code != codes.FILE_TOO_LARGE:
+            raise
+        raise AgentGraphError(
+            codes.FILE_TOO_LARGE,
+            f"{display} is over {MAX_RECORD_BYTES:,} bytes: not a Run record agc can read",
+            error.diagnostics,
+        ) from None
+
+
+def _parse(data: bytes, path: Path) -> Any:
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise AgentGraphError(
+            codes.RUN_RECORD_INVALID, f"{path} is not UTF-8 text (byte {error.start})"
+        ) from None
+    except json.JSONDecodeError as error:
+        found = Diagnostic(
+            codes.RUN_RECORD_INVALID,
+            error.msg,
+            path=str(path),
+            line=error.lineno,
+            column=error.colno,
+        )
+        raise AgentGraphError(
+            codes.RUN_RECORD_INVALID,
+            f"{path}:{error.lineno}:{error.colno}: not a whole Run record "
+            f"(truncated or damaged: {error.msg})",
+            [found],
+        ) from None
+
+
+def _journal_lines(data: bytes, snapshot: dict[str, Any], journal: Path) -> tuple[list[Any], int]:
+    """The whole lines of a journal that belong to ``snapshot``, each with its chain
+    checked, and the length they take. Bytes after the last newline are the torn append
+    of a killed writer (ignored; the next writer cuts them off). A journal whose first
+    line names another snapshot of no later revision is what a compaction left when it
+    was killed before removing it: it is already folded into the snapshot."""
+    end = data.rfind(b"\n") + 1
+    lines: list[Any] = []
+    tail = str(snapshot.get("checksum"))
+    revision = snapshot.get("revision")
+    revision = revision if isinstance(revision, int) else 0
+    for number, raw in enumerate(data[:end].split(b"\n")[:-1], start=1):
+        where = f"{journal}: line {number}"
+        found = journal_format.CHAIN.search(raw)
+        body = raw[: found.start()] + b"}" if found is not None else b""
+        try:
+            line = json.loads(body.decode("utf-8")) if found is not None else None
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            line = None
+        if not (isinstance(line, dict) and type(line.get("r")) is int) or found is None:
+            raise AgentGraphError(
+                codes.RUN_RECORD_INVALID, f"{where} is not a journal line agc wrote"
+            )
+        if number == 1 and line.get("base") != tail:
+            if line["r"] <= revision:
+                return [], 0
+            raise AgentGraphError(
+                codes.RUN_RECORD_MODIFIED,
+                f"{where} continues another version of {journal.name.removesuffix('.journal')}"
+                " than the one there: the record was changed outside agc",
+            )
+        if line["r"] != revision + number:
+            raise AgentGraphError(
+                codes.RUN_RECORD_INVALID, f"{where} is revision {line['r']}, out of sequence"
+            )
+        chain = found.group(1).decode("ascii")
+        if journal_format.chain_of(tail, body) != chain:
+            raise AgentGraphError(
+                codes.RUN_RECORD_MODIFIED,
+                f"{where} was changed outside agc (its chain does not match)",
+            )
+        tail = chain
+        line["chain"] = chain
+        lines.append(line)
+    return lines, end
+
+
+def _chain_tail(lines: list[Any], snapshot_sum: str) -> str:
+    return str(lines[-1]["chain"]) if lines else snapshot_sum
+
+
+class _Resolver:
+    """Reads the contents a record refers to (once each per read), checking each digest."""
+
+    def __init__(self, directory: Path, display: str) -> None:
+        self.directory = directory
+        self.display = display
+        self.used = False
+        self._seen: dict[str, Any] = {}
+
+    def __call__(self, ref: dict[str, Any]) -> Any:
+        self.used = True
+        digest = ref.get(journal_format.REF)
+        if not (
+            isinstance(digest, str) and _DIGEST.fullmatch(digest) is not None and len(ref) == 1
+        ):
+            raise AgentGraphError(
+                codes.RUN_CONTENT_INVALID,
+                f"{self.display} refers to a content as {json.dumps(ref)[:120]}, not a "
+                "reference agc wrote",
+            )
+        if digest in self._seen:
+            return self._seen[digest]
+        path = self.directory / f"{digest.removeprefix('sha256:')}.json"
+        if not os.path.lexists(path):
+            raise AgentGraphError(
+                codes.RUN_CONTENT_INVALID,
+                f"{self.display} keeps a content in {path}, which is missing",
+            )
+        try:
+            data = files.read_bytes(path, str(path), limit=MAX_RECORD_BYTES)
+        except AgentGraphError as error:
+            raise AgentGraphError(
+                codes.RUN_CONTENT_INVALID,
+                f"{self.display} keeps a content in {path}, which cannot be read: {error.message}",
+            ) from None
+        if "sha256:" + hashlib.sha256(data).hexdigest() != digest:
+            raise AgentGraphError(
+                codes.RUN_CONTENT_INVALID,
+                f"{path} is damaged (its bytes do not match the digest in its name)",
+            )
+        try:
+            value = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise AgentGraphError(
+                codes.RUN_CONTENT_INVALID, f"{path} is not the JSON of a content"
+            ) from None
+        self._seen[digest] = value
+        return value
+
+
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")

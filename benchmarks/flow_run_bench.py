@@ -7,6 +7,13 @@
    ``stop``, with an in-process adapter (no subprocess, no model): the runner's overhead
    per visit, which is the atomic, fsync'ed commit of the whole Run record (its size grows
    with the log, so the per-visit cost grows with the Run's length).
+3. A chain of ``--chain`` command nodes that each run ``true``, through
+   ``agent_graph.flow.run``, against a baseline that only spawns the same commands one
+   after the other and makes one ``fsync``ed append per visit (what any durable runner
+   must do): the ratio is the runner's own cost (issue 26 asks for at most 2). With it,
+   the record's bytes per content byte: the final record (and its side files) against
+   the JSON of the visits' contents, for the chain and for a few visits with outputs
+   over the side-file threshold.
 
 Prints a table and writes ``benchmarks/results/flow-run.json``.
 """
@@ -14,8 +21,12 @@ Prints a table and writes ``benchmarks/results/flow-run.json``.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import os
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -165,16 +176,124 @@ def bench_loop(root: Path, visits: int) -> dict[str, Any]:
     }
 
 
+def chain_package(root: Path, nodes: int, argv: list[str], name: str = "chain") -> Path:
+    """A FLOW.md of ``nodes`` command nodes in a row, each running ``argv``."""
+    refs = [f"n{i}" for i in range(1, nodes + 1)]
+    edges = [f"  start((开始)) --> {refs[0]}[{refs[0]}]"]
+    edges += [f"  {a} -->|已执行| {b}[{b}]" for a, b in itertools.pairwise(refs)]
+    edges.append(f"  {refs[-1]} -->|已执行| finish((结束))")
+    block = json.dumps({"command": argv[0], "args": argv[1:]})
+    sections = "".join(
+        f"## {ref}\n\n```执行自定义命令\n{block}\n```\n\n### 已执行\n\nRan.\n\n" for ref in refs
+    )
+    text = (
+        f"---\nname: {name}\ndescription: {nodes} commands in a row.\n---\n\n"
+        "```mermaid\nflowchart TD\n" + "\n".join(edges) + "\n```\n\n" + sections
+    )
+    package = root / name
+    package.mkdir()
+    (package / "FLOW.md").write_text(text, encoding="utf-8")
+    return package
+
+
+def _baseline(root: Path, argv: list[str], nodes: int) -> float:
+    """Spawn the commands one after another, one fsync'd append per visit."""
+    log = root / "baseline.log"
+    started = time.perf_counter()
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        for index in range(nodes):
+            done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, check=False)
+            line = json.dumps({"visit": index, "exit": done.returncode}) + "\n"
+            os.write(fd, line.encode())
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    log.unlink()
+    return time.perf_counter() - started
+
+
+def record_bytes(state: Path) -> int:
+    """The record on disk: snapshot, journal and the side files of its contents."""
+    total = state.stat().st_size
+    journal = state.parent / f".{state.name}.journal"
+    if journal.exists():
+        total += journal.stat().st_size
+    contents = state.parent / ".agc-flow-contents"
+    if contents.is_dir():
+        total += sum(p.stat().st_size for p in contents.iterdir())
+    return total
+
+
+def content_bytes(state: Path) -> int:
+    """The JSON of every visit's content (what the Run produced), once each."""
+    from agent_graph.flow.runtime.store import RunFile
+
+    document = RunFile(state).read()
+    return sum(
+        len(json.dumps(v["result"]["content"], ensure_ascii=False).encode())
+        for v in document["visits"]
+        if v.get("result")
+    )
+
+
+def bench_chain(root: Path, nodes: int, repeat: int) -> dict[str, Any]:
+    """agc's time for the chain against the baseline, best of ``repeat`` each."""
+    true = shutil.which("true") or "true"
+    package = chain_package(root, nodes, [true])
+    agc_times, base_times = [], []
+    state = root / "runs" / "chain.json"
+    for _ in range(repeat):
+        shutil.rmtree(root / "runs", ignore_errors=True)
+        (root / "runs").mkdir()
+        state = root / "runs" / "chain.json"
+        started = time.perf_counter()
+        summary = flow.run(package, "go", state=state, cwd=root)
+        agc_times.append(time.perf_counter() - started)
+        assert summary.state == "completed", summary
+        base_times.append(_baseline(root, [true], nodes))
+    agc, base = min(agc_times), min(base_times)
+    return {
+        "nodes": nodes,
+        "agc_s": round(agc, 3),
+        "baseline_s": round(base, 3),
+        "ratio": round(agc / base, 3),
+        "record_bytes": record_bytes(state),
+        "record_bytes_per_content_byte": round(record_bytes(state) / content_bytes(state), 2),
+    }
+
+
+def bench_noisy(root: Path, visits: int, output_bytes: int) -> dict[str, Any]:
+    """Record bytes per content byte for command visits that print ``output_bytes`` each."""
+    # a different output each visit: identical ones would be stored once, which flatters
+    js = f"process.stdout.write(String(Math.random()).padEnd({output_bytes}, 'x'))"
+    package = chain_package(root, visits, ["node", "-e", js], name="noisy")
+    (root / "noisy-runs").mkdir()
+    state = root / "noisy-runs" / "noisy.json"
+    summary = flow.run(package, "go", state=state, cwd=root)
+    assert summary.state == "completed", summary
+    size = record_bytes(state)
+    return {
+        "visits": visits,
+        "output_bytes": output_bytes,
+        "record_bytes": size,
+        "record_bytes_per_content_byte": round(size / content_bytes(state), 2),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sleep", type=float, default=1.0, help="seconds each branch sleeps")
     parser.add_argument("--repeat", type=int, default=3, help="fork runs (best is reported)")
     parser.add_argument("--visits", type=int, default=1000, help="visits of the loop Flow")
+    parser.add_argument("--chain", type=int, default=200, help="command nodes of the chain")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as temp:
         root = Path(temp)
         fork = bench_fork(root, args.sleep, args.repeat)
         loop = bench_loop(root, args.visits)
+        chain = bench_chain(root, args.chain, args.repeat)
+        noisy = bench_noisy(root, 6, 200_000)
     print(f"{'measure':<40} {'value':>12}")
     label = f"fork of 4 × {args.sleep:g} s: round (best)"
     print(f"{label:<40} {fork['round_s_best']:>10.3f} s")
@@ -182,7 +301,16 @@ def main() -> None:
     print(f"{'loop of ' + str(args.visits) + ' visits: total':<40} {loop['total_s']:>10.3f} s")
     print(f"{'  runner overhead per visit':<40} {loop['per_visit_ms']:>9.3f} ms")
     print(f"{'  final record size':<40} {loop['record_bytes']:>6} bytes")
-    write_result("flow-run", {"fork": fork, "loop": loop})
+    label = f"chain of {chain['nodes']} `true` commands: agc"
+    print(f"{label:<40} {chain['agc_s']:>10.3f} s")
+    print(f"{'  baseline (spawn + fsync append)':<40} {chain['baseline_s']:>10.3f} s")
+    print(f"{'  ratio agc / baseline':<40} {chain['ratio']:>12.3f}")
+    print(
+        f"{'  record bytes per content byte':<40} {chain['record_bytes_per_content_byte']:>12.2f}"
+    )
+    label = f"{noisy['visits']} visits printing {noisy['output_bytes']:,} B"
+    print(f"{label:<40} {noisy['record_bytes_per_content_byte']:>12.2f} record B / content B")
+    write_result("flow-run", {"fork": fork, "loop": loop, "chain": chain, "noisy": noisy})
 
 
 if __name__ == "__main__":

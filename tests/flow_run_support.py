@@ -140,9 +140,10 @@ def crash_when(
 
 
 def read(path: Path) -> dict[str, Any]:
-    """A Run record the runtime wrote, checked against flow-run.schema.json on the way,
-    and by the runtime's own reader (the references a schema cannot check)."""
-    value: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    """A Run record the runtime wrote (its snapshot and journal folded by the runtime's
+    reader), checked against flow-run.schema.json on the way, and by the runtime's own
+    checks (the references a schema cannot check)."""
+    value: dict[str, Any] = store.RunFile(path).read()
     problem = validate("flow-run", value, path=str(path))
     assert problem is None, [d.to_dict() for d in problem.diagnostics]
     check_record(value, str(path))

@@ -385,7 +385,9 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
         codes.RUN_RECORD_TOO_LARGE: (
             "a commit would make the Run record larger than its reader accepts: the Run failed"
         ),
-        codes.RUN_CONTENT_INVALID: "a content a Run record keeps in a side file is missing or damaged",
+        codes.RUN_CONTENT_INVALID: (
+            "a content a Run record keeps in a side file is missing or damaged"
+        ),
         codes.RUN_NOT_RESUMABLE: "resume of a Run that has completed or failed",
         codes.RUN_CHILD_DIRECT_RESUME: "resume of a child Run; it resumes with its parent (named)",
         codes.RUN_FINGERPRINT_MISMATCH: (

@@ -204,12 +204,14 @@ def test_rerun_and_fail_interrupted_together_are_refused(
 
 
 def _forge(state: Path, change: Callable[[dict[str, Any]], None]) -> None:
-    """Edit the record and recompute its checksum, as anyone who can write it can."""
-    document = json.loads(state.read_text(encoding="utf-8"))
+    """Edit the record and recompute its checksum, as anyone who can write it can: the
+    whole state (snapshot and journal folded) written back as one file, the journal gone."""
+    document = store.RunFile(state).read()
     change(document)
     document.pop("checksum")
     document["checksum"] = store.checksum(document)
     state.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+    store.RunFile(state).journal.unlink(missing_ok=True)
 
 
 @pytest.mark.parametrize("name", ["../escape.json", "ABSOLUTE", "sub/r.run-1.json", "r.json"])

@@ -88,9 +88,14 @@ def sweep_abandoned(directory: Path) -> None:
                 (directory / name).unlink()
 
 
-def append_durably(target: Path, data: bytes, *, at: int, mode_of: Path | None = None) -> None:
+def append_durably(
+    target: Path, data: bytes, *, at: int, mode_of: Path | None = None, sync: bool = True
+) -> None:
     """Write ``data`` at offset ``at`` of ``target`` (created when missing, with the
-    permissions of ``mode_of``), cutting off whatever followed ``at``, and ``fsync`` it.
+    permissions of ``mode_of``), cutting off whatever followed ``at``, and ``fsync`` it
+    (unless not ``sync``: then the caller's next append, whose ``fsync`` covers every
+    byte before it, makes it durable; a killed process loses nothing either way, only a
+    machine that stops does).
 
     A symbolic link at ``target`` is refused (``OSError``), never followed.
     """
@@ -110,7 +115,8 @@ def append_durably(target: Path, data: bytes, *, at: int, mode_of: Path | None =
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
-            os.fsync(fd)
+            if sync:
+                os.fsync(fd)
         except BaseException:
             with suppress(OSError):
                 os.ftruncate(fd, at)

@@ -197,13 +197,19 @@ class Record:
         self.file.create(self.doc.raw)
         self._flush()
 
-    def commit(self) -> None:
+    def commit(self, *, sync: bool = True) -> None:
+        """Make the changes since the last commit one revision. ``sync=False`` is for a
+        commit the runner follows with another before it runs anything (a visit's end,
+        then the next visit's start): both reach the disk with the second's ``fsync``,
+        and the events are handed on then, once durable."""
         self.doc.stamp(now())
+        durable = True
         try:
-            self.file.commit(self.doc.raw)
+            durable = self.file.commit(self.doc.raw, sync=sync)
         except RecordTooLarge as error:
             self._fail_too_large(str(error))
-        self._flush()
+        if durable:
+            self._flush()
 
     def _fail_too_large(self, reason: str) -> None:
         """Fail the Run with what can be kept (contents too large replaced by null), then

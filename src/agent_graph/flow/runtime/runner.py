@@ -152,7 +152,7 @@ class Runner:
             return
         record.complete_visit(visit, result, content)
         self._route(node, visit, result, content)
-        record.commit()
+        record.commit(sync=False)  # the next commit comes before anything runs
 
     def _child_link(self, node: r.Node) -> ChildLink | None:
         """A 执行Flow visit's child Run, named before it exists (C.3)."""

@@ -120,6 +120,8 @@ class RunFile:
         self.path = Path(os.path.abspath(os.fspath(path)))
         self._writer: _Writer | None = None
         self._drop_oversized = False
+        self._sync = True
+        self._durable = True
 
     @property
     def real(self) -> Path:
@@ -301,8 +303,18 @@ class RunFile:
     def create(self, document: dict[str, Any]) -> None:
         self._write(document, new=True)
 
-    def commit(self, document: dict[str, Any]) -> None:
-        self._write(document, new=False)
+    def commit(self, document: dict[str, Any], *, sync: bool = True) -> bool:
+        """Commit ``document``; True when it is on disk. Not ``sync``: a journal line is
+        written (another process, and this one if killed, sees it) but its ``fsync`` is
+        left to the next commit: for a commit the runner follows with another before
+        anything happens outside it. A snapshot is always written durably."""
+        self._sync = sync
+        self._durable = True
+        try:
+            self._write(document, new=False)
+        finally:
+            self._sync = True
+        return self._durable
 
     def fail_over(self, document: dict[str, Any]) -> None:
         """Commit ``document`` with every content too large to keep replaced by null: the
@@ -422,7 +434,8 @@ class RunFile:
             # the crash tests' torn append: half the line on disk, then the kill
             append_durably(journal, line[: len(line) // 2], at=writer.length, mode_of=real)
             os.kill(os.getpid(), signal.SIGKILL)
-        append_durably(journal, line, at=writer.length, mode_of=real)
+        append_durably(journal, line, at=writer.length, mode_of=real, sync=self._sync)
+        self._durable = self._sync
         writer.length = grown
         writer.tail = chain
         writer.base = base

@@ -14,7 +14,11 @@ do not (much). Each check measures two things and compares them with a limit:
 * lazy load: ``agc evaluate`` of a 10-node graph in a bundle that also holds a
   10,000-node graph, against the same on the small bundle. A bundle's IR decodes
   per graph on first use, so the big graph beside costs little (about 1.2 here);
-  decoding it whole, as before, measured 1.7-1.9 on this 2-core machine.
+  decoding it whole, as before, measured 1.7-1.9 on this 2-core machine;
+* a Flow Run: a 200-node chain of ``true`` commands through ``agent_graph.flow.run``
+  against spawning the same commands with one fsync'd append each (what any durable
+  runner pays). The limit is 2 (issue 26); a record rewritten whole at every commit
+  measured 7.2-7.9, the journal 1.2-2.2 (wall; the machine's other load moves it).
 
 A failed check names what grew and by how much; the exit code is 1.
 """
@@ -66,6 +70,9 @@ SMALL, LARGE = 1000, 10000
 #: were found without rebuilding them it was 40-46; quadratic frames would be 100.
 NESTED_SMALL, NESTED_LARGE = 100, 1000
 NESTED_LIMIT = 40.0
+#: agc flow run of the chain / spawn + one fsync'd append per visit (wall, best of 3)
+FLOW_RUN_LIMIT = 2.0
+FLOW_RUN_NODES = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,6 +251,22 @@ def _cold_start(root: Path) -> list[Check]:
     ]
 
 
+def _flow_run(root: Path) -> list[Check]:
+    from flow_run_bench import bench_chain
+
+    where = Path(tempfile.mkdtemp(dir=root))
+    found = bench_chain(where, FLOW_RUN_NODES, 3)
+    return [
+        Check(
+            f"flow run: {FLOW_RUN_NODES}-command chain / spawn + one fsync'd append each",
+            found["ratio"],
+            FLOW_RUN_LIMIT,
+            f"{found['baseline_s'] * 1000:.0f} ms baseline, {found['agc_s'] * 1000:.0f} ms agc "
+            f"(CPU {found['cpu_ratio']:.2f})",
+        )
+    ]
+
+
 def run_checks(progress: Callable[[str], None]) -> list[Check]:
     checks: list[Check] = []
 
@@ -290,6 +313,9 @@ def run_checks(progress: Callable[[str], None]) -> list[Check]:
             done(check)
         progress("cold start …")
         for check in _confirmed(lambda: _cold_start(root)):
+            done(check)
+        progress("flow run …")
+        for check in _confirmed(lambda: _flow_run(root)):
             done(check)
     return checks
 

@@ -113,6 +113,36 @@ def stored_member(key: str, value: Any, keep: Keep) -> Any:
     return value
 
 
+def _small(text: str) -> bool:
+    return len(text) * 4 <= SIDE_THRESHOLD or len(text.encode("utf-8")) <= SIDE_THRESHOLD
+
+
+def _looks_like_ref(name: str, item: Json) -> bool:
+    if any(is_ref(item.get(place)) for place in ITEM_CONTENT.get(name, ())):
+        return True
+    result = item.get("result") if name == "visits" else None
+    return isinstance(result, dict) and is_ref(result.get("content"))
+
+
+def item_text(name: str, item: Json, keep: Keep) -> str:
+    """The JSON of an item's stored form. An item whose whole JSON is under the threshold
+    holds no content over it: its text is the stored form's, made once."""
+    if not _looks_like_ref(name, item):
+        text = dumps(item)
+        if _small(text):
+            return text
+    return dumps(stored_item(name, item, keep))
+
+
+def member_text(key: str, value: Any, keep: Keep) -> str:
+    """The JSON of a top-level member's stored form (as :func:`item_text`)."""
+    if not (is_ref(value) or (isinstance(value, dict) and is_ref(value.get("input")))):
+        text = dumps(value)
+        if _small(text):
+            return text
+    return dumps(stored_member(key, value, keep))
+
+
 def stored_document(document: Json, keep: Keep) -> Json:
     out: Json = {}
     for key, value in document.items():
@@ -179,6 +209,9 @@ class Baseline:
     members: dict[str, str]
     counts: dict[str, int]
     open_items: dict[str, dict[int, str]] = field(default_factory=dict)
+    #: the members that are strings, numbers or null, as they are (compared without
+    #: serialising them: most members of most commits are these, and unchanged)
+    scalars: dict[str, Any] = field(default_factory=dict)
 
     @staticmethod
     def of(stored: Json) -> Baseline:
@@ -193,7 +226,12 @@ class Baseline:
             }
             for name in MUTABLE_LISTS
         }
-        return Baseline(keys, members, counts, open_items)
+        scalars = {k: stored[k] for k in members if _scalar(stored[k])}
+        return Baseline(keys, members, counts, open_items, scalars)
+
+
+def _scalar(value: Any) -> bool:
+    return value is None or type(value) in (str, int, bool)
 
 
 class NeedsSnapshot(Exception):
@@ -209,11 +247,19 @@ def delta(document: Json, base: Baseline, keep: Keep) -> tuple[list[str], Baseli
         raise NeedsSnapshot
     parts: list[str] = []
     members = dict(base.members)
+    scalars = dict(base.scalars)
     changed: list[str] = []
     for key in keys:
         if key in LISTS:
             continue
-        text = dumps(stored_member(key, document[key], keep))
+        value = document[key]
+        if _scalar(value):
+            if key in scalars and type(scalars[key]) is type(value) and scalars[key] == value:
+                continue
+            scalars[key] = value
+        else:
+            scalars.pop(key, None)
+        text = member_text(key, value, keep)
         if text != base.members.get(key):
             members[key] = text
             changed.append(f"{dumps(key)}:{text}")
@@ -230,7 +276,7 @@ def delta(document: Json, base: Baseline, keep: Keep) -> tuple[list[str], Baseli
         indexes = [*base.open_items.get(name, {}), *range(base.counts[name], len(items))]
         for index in indexes:
             item = items[index]
-            text = dumps(stored_item(name, item, keep))
+            text = item_text(name, item, keep)
             if text != base.open_items.get(name, {}).get(index):
                 found.append(f"[{index},{text}]")
             if not settled(name, item):
@@ -243,11 +289,11 @@ def delta(document: Json, base: Baseline, keep: Keep) -> tuple[list[str], Baseli
         items = document[name]
         if len(items) < base.counts[name]:
             raise NeedsSnapshot
-        added = [dumps(stored_item(name, item, keep)) for item in items[base.counts[name] :]]
+        added = [item_text(name, item, keep) for item in items[base.counts[name] :]]
         if added:
             parts.append(f'"{name}":[' + ",".join(added) + "]")
         counts[name] = len(items)
-    return parts, Baseline(keys, members, counts, open_items)
+    return parts, Baseline(keys, members, counts, open_items, scalars)
 
 
 class BadLine(Exception):

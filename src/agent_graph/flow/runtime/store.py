@@ -263,6 +263,7 @@ class RunFile:
             length=length,
             tail=tail,
             base=journal_format.Baseline.of(stored),
+            real=self.real,
         )
         return document, writer
 
@@ -396,6 +397,8 @@ class RunFile:
             length=0,
             tail=digest,
             base=journal_format.Baseline.of(stored),
+            real=self.real,
+            own=True,
         )
 
     def _append(self, document: dict[str, Any], number: int) -> bool:
@@ -405,16 +408,18 @@ class RunFile:
         writer = self._writer
         if writer is None or document.get("status") != "running":
             return False
-        real = self.real
-        journal = self.journal
-        if _identity(real) != writer.identity:
-            return False
-        try:
-            on_disk = os.lstat(journal).st_size
-        except FileNotFoundError:
-            on_disk = 0
-        if on_disk < writer.length:
-            return False
+        real = writer.real
+        journal = real.parent / f".{real.name}.journal"
+        if not writer.own:
+            # read, not written, by this process: the files must still be what it read
+            if real != self.real or _identity(real) != writer.identity:
+                return False
+            try:
+                on_disk = os.lstat(journal).st_size
+            except FileNotFoundError:
+                on_disk = 0
+            if on_disk < writer.length:
+                return False
         try:
             parts, base = journal_format.delta(document, writer.base, self._keep)
         except journal_format.NeedsSnapshot:
@@ -439,6 +444,7 @@ class RunFile:
         writer.length = grown
         writer.tail = chain
         writer.base = base
+        writer.own = True  # under the lock, only this process writes until it ends
         return True
 
 
@@ -457,6 +463,8 @@ class _Writer:
     length: int
     tail: str
     base: journal_format.Baseline
+    real: Path
+    own: bool = False
 
 
 def _identity(path: Path) -> tuple[int, ...]:

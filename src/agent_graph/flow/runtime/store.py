@@ -264,6 +264,7 @@ class RunFile:
             tail=tail,
             base=journal_format.Baseline.of(stored),
             real=self.real,
+            revision=int(stored.get("revision") or 0),
         )
         return document, writer
 
@@ -398,6 +399,7 @@ class RunFile:
             tail=digest,
             base=journal_format.Baseline.of(stored),
             real=self.real,
+            revision=int(stored.get("revision") or 0),
             own=True,
         )
 
@@ -408,6 +410,9 @@ class RunFile:
         writer = self._writer
         if writer is None or document.get("status") != "running":
             return False
+        revision = document.get("revision")
+        if type(revision) is not int or revision != writer.revision + 1:
+            return False  # a line must be the next revision; a snapshot can be any
         real = writer.real
         journal = real.parent / f".{real.name}.journal"
         if not writer.own:
@@ -424,7 +429,7 @@ class RunFile:
             parts, base = journal_format.delta(document, writer.base, self._keep)
         except journal_format.NeedsSnapshot:
             return False
-        head = f'{{"r":{int(document["revision"])}'
+        head = f'{{"r":{revision}'
         if writer.length == 0:
             head += f',"base":"{writer.checksum}"'
         body = (head + "".join("," + part for part in parts) + "}").encode("utf-8")
@@ -444,6 +449,7 @@ class RunFile:
         writer.length = grown
         writer.tail = chain
         writer.base = base
+        writer.revision = revision
         writer.own = True  # under the lock, only this process writes until it ends
         return True
 
@@ -464,6 +470,7 @@ class _Writer:
     tail: str
     base: journal_format.Baseline
     real: Path
+    revision: int
     own: bool = False
 
 

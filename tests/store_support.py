@@ -14,6 +14,7 @@ Kept free of pytest so that a child process can drive a store through the same a
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import os
@@ -27,6 +28,7 @@ from typing import Any, ClassVar, Literal
 from unittest import mock
 
 from agent_graph import flow
+from agent_graph.documents.durable import temp_pattern
 from agent_graph.documents.locks import lock_path
 from agent_graph.flow.runtime.store import CRASH_BEFORE, RunFile
 from agent_graph.runs import FileRunStore, MemoryRunStore, read_run
@@ -69,6 +71,8 @@ class Adapter(ABC):
     second_writer: ClassVar[Literal["waits", "refused"]]
     #: The code of a refused second writer (``refused`` stores).
     busy_code: ClassVar[str | None] = None
+    #: The ``os`` call whose failure (an I/O error) fails a commit of this store.
+    commit_call: ClassVar[str] = "replace"
 
     def __init__(self, where: Path) -> None:
         self.where = where
@@ -112,8 +116,14 @@ class Adapter(ABC):
         raise NotImplementedError(f"{self.name}: a Run has one writer")
 
     def dying_commit(self, ref: Any, version: int) -> None:
-        """:meth:`commit`, killed (SIGKILL) between the temporary file and the rename."""
+        """:meth:`commit`, killed (SIGKILL) before what it writes is whole (between the
+        temporary file and the rename)."""
         raise NotImplementedError(f"{self.name} keeps no files")
+
+    def debris(self, ref: Any) -> list[str]:
+        """What killed writers of the Run at ``ref`` left beside it (temporary files)."""
+        pattern = temp_pattern(ref.name)
+        return [p.name for p in ref.parent.iterdir() if pattern.match(p.name)]
 
     def lock_file(self, ref: Any) -> Path:
         return lock_path(ref)
@@ -192,11 +202,14 @@ class ProviderMemory(ProviderFiles):
 
 
 class FlowRecords(Adapter):
-    """``RunFile``: Flow Run records; a Run has one driver, a second is refused."""
+    """``RunFile``: Flow Run records; a Run has one driver, a second is refused. The Run
+    is one whose driver died (running), so each commit is a journal append, as the
+    runner's are: the store's properties are held by the snapshot and its journal."""
 
     name = "flow-record"
     second_writer = "refused"
     busy_code = "run-busy"
+    commit_call = "fsync"  # an append is written, then fsync'd: no rename
 
     def create(self, ref: Any, version: int) -> None:
         file = RunFile(ref)
@@ -216,6 +229,7 @@ class FlowRecords(Adapter):
         with file.lock():
             document = file.read()
             document["task"] = {"n": version, "blob": blob}
+            document["revision"] += 1  # one commit, one revision (as Record.commit stamps)
             file.commit(document)
 
     def holding(self, ref: Any) -> AbstractContextManager[object]:
@@ -228,25 +242,34 @@ class FlowRecords(Adapter):
         os.environ[CRASH_BEFORE] = "1"  # the runtime's own crash hook: this process's 1st commit
         self.commit(ref, version)
 
+    def debris(self, ref: Any) -> list[str]:
+        """Temporary files, and the torn last line of a killed append."""
+        found = super().debris(ref)
+        journal = RunFile(ref).journal
+        if journal.exists() and not journal.read_bytes().endswith(b"\n"):
+            found.append(f"{journal.name} (a torn last line)")
+        return found
+
 
 @functools.cache
 def _flow_template() -> dict[str, Any]:
-    """A record the runtime wrote (so its shape is always the runtime's): an interrupted
-    Run of a one-node Flow."""
-    from flow_run_support import FakeAgent, agent, package
+    """A record the runtime wrote (so its shape is always the runtime's): a Run of a
+    one-node Flow whose driver died while its Agent step ran (it is still running)."""
+    from flow_run_support import Crash, FakeAgent, agent, package
 
     with tempfile.TemporaryDirectory() as tmp:
         pkg = package(Path(tmp), "one", "start((开始)) --> p[p]\np -->|ok| finish((结束))",
                       agent("p", ".", {"ok": "."}))  # fmt: skip
-        stop = flow.Stop()
 
-        def stopping(request: object) -> object:
-            stop.request(kill_children=False)
-            raise flow.AgentFailure("stopped")
+        def dying(request: object) -> object:
+            raise Crash
 
         state = Path(tmp) / "r.json"
-        flow.run(pkg, {"n": 0}, state=state, agent=FakeAgent(stopping), stop=stop)
-        return RunFile(state).read()
+        with contextlib.suppress(Crash):
+            flow.run(pkg, {"n": 0}, state=state, agent=FakeAgent(dying))
+        document = RunFile(state).read()
+        assert document["status"] == "running"
+        return document
 
 
 def _flow_record(version: int) -> dict[str, Any]:

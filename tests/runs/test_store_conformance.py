@@ -155,12 +155,13 @@ def test_a_failed_commit_leaves_the_whole_previous_version(
     def broken(*args: object, **kwargs: object) -> None:
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(os, "replace", broken)
+    monkeypatch.setattr(os, files.commit_call, broken)
     error = failure(lambda: files.commit(ref, 2, "x" * 100_000))
     assert error.code == "file-write-failed"
     assert "Input/output error" in error.message
     assert ref.read_bytes() == before
-    assert debris(tmp_path) == []
+    assert files.debris(ref) == []
+    assert files.version(ref) == 1
     monkeypatch.undo()
     files.commit(ref, 2)
     assert files.version(ref) == 2
@@ -196,9 +197,10 @@ def test_a_writer_killed_before_publishing_leaves_the_previous_version(
     )
     assert child.returncode == -9, child.stderr
     assert ref.read_bytes() == before  # byte for byte: the new version died unpublished
-    assert len(debris(tmp_path)) == 1
+    assert files.version(ref) == 1
+    assert len(files.debris(ref)) == 1
     files.commit(ref, 3)  # the next writer sweeps it up
-    assert debris(tmp_path) == []
+    assert files.debris(ref) == []
     assert files.version(ref) == 3
 
 

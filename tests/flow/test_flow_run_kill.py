@@ -349,3 +349,139 @@ def test_a_command_found_running_is_not_rerun_by_default(
     assert summary.error["category"] == "command_interrupted"
     assert "x" in summary.error["summary"]
     whole(state)
+
+
+# -- the kill loop: random SIGKILLs over every kind of visit -------------------------------
+
+#: An Agent speaking the ``command:`` protocol: answers the first declared result after a
+#: short think (so kills land inside Agent steps too).
+LOOP_AGENT = """
+import json, sys, time
+request = json.load(sys.stdin)
+time.sleep(0.05)
+name = request["results"][0]["name"]
+agent = request["agent"] or "a-" + request["runId"] + "-" + request["node"]
+print(json.dumps({"result": name, "content": request["node"], "agent": agent}))
+"""
+
+KILL_LOOP = """
+start((开始)) --> a[a]
+a -->|ok| c[c]
+c -->|已执行| f{{并行}}
+f --> x[x]
+f --> y[y]
+x -->|已执行| j[j]
+y -->|已执行| j
+j -->|已执行| k[k]
+k --> finish((结束))
+"""
+KILL_LOOP_KINDS = {"a": "agent", "c": "command", "x": "fork", "y": "fork", "j": "command"}
+KILL_LOOP_KINDS.update(l="command", m="agent")  # the child Flow's
+NAP = "setTimeout(()=>process.stdout.write('done'),60)"
+
+
+def kill_loop_flow(tmp_path: Path) -> tuple[Path, str]:
+    """Agent, command, a fork of two commands, a join and a child Flow (a command and an
+    Agent): the package and the ``--agent`` spec."""
+    pkg = package(
+        tmp_path,
+        "loop",
+        KILL_LOOP,
+        agent("a", "Start.", {"ok": "."}),
+        command("c", NAP),
+        command("x", NAP),
+        command("y", NAP),
+        command(
+            "j",
+            "",
+            args=["-e", "process.stdin.pipe(process.stdout)"],
+            stdin='{"x": {x.outcome}, "y": {y.outcome}}',
+        ),
+        call("k", "leaf", plain=True),
+    )
+    package(
+        tmp_path,
+        "leaf",
+        "start((开始)) --> l[l]\nl -->|已执行| m[m]\nm -->|ok| finish((结束))",
+        command("l", NAP),
+        agent("m", "End.", {"ok": "."}),
+    )
+    script = tmp_path / "agent.py"
+    script.write_text(LOOP_AGENT, encoding="utf-8")
+    return pkg, "command:" + json.dumps([sys.executable, str(script)])
+
+
+def running_kinds(state: Path) -> list[str]:
+    """What the killed Run was doing: the kinds of its visits left running."""
+    if not state.exists():
+        return []
+    document = whole(state)
+    found = []
+    for visit in document["visits"]:
+        if visit["status"] != "running":
+            continue
+        if visit.get("childState"):
+            found.append("child")
+            found += [f"child-{k}" for k in running_kinds(state.parent / visit["childState"])]
+        else:
+            found.append(KILL_LOOP_KINDS.get(visit["node"], visit["kind"]))
+    return found
+
+
+def assert_each_visited_once(document: dict[str, Any], nodes: list[str]) -> None:
+    """No visit lost or duplicated: each node completed exactly once (retries of killed
+    visits are new visits; only one of them completes)."""
+    assert sorted(n for n, _ in visited(document)) == sorted(nodes)
+    for visit in document["visits"]:
+        assert visit["status"] in ("completed", "interrupted"), visit
+
+
+@pytest.mark.slow
+def test_random_sigkills_over_every_kind_of_visit_then_resume(tmp_path: Path) -> None:
+    import random
+
+    chooser = random.Random(26)  # the kill times vary with the machine; the plan does not
+    pkg, spec = kill_loop_flow(tmp_path)
+    kills, runs = 0, 0
+    where: dict[str, int] = {}
+    deadline = time.monotonic() + 150
+    while kills < 100:
+        assert time.monotonic() < deadline, (kills, where)
+        runs += 1
+        state = tmp_path / f"r{runs}.json"
+        started = False
+        for attempt in range(8):  # kill up to 7 times, then let the Run end
+            if not started:
+                argv = ["flow", "run", str(pkg), "--task", "t", "--state", str(state)]
+            else:
+                argv = ["flow", "resume", "--state", str(state), "--rerun-interrupted"]
+            proc = agc(*argv, "--agent", spec)
+            if attempt == 7:
+                code, out, err = finish(proc)
+                assert code == 0, (out, err)
+                break
+            time.sleep(chooser.uniform(0.25, 1.2))
+            if proc.poll() is not None:  # it finished first
+                code, out, err = finish(proc)
+                assert code == 0, (out, err)
+                break
+            killed(proc)
+            started = started or state.exists()
+            status = whole(state)["status"] if started else None
+            if status == "completed":
+                break  # killed while it exited: nothing was left to do
+            # resumable: a record that reads whole, never failed (nor stopped) by a kill
+            assert status in (None, "running"), status
+            kills += 1
+            for kind in running_kinds(state):
+                where[kind] = where.get(kind, 0) + 1
+        document = whole(state)
+        assert document["status"] == "completed", (runs, document["error"])
+        assert_each_visited_once(document, ["a", "c", "x", "y", "j", "k"])
+        child = whole(state.parent / document["visits"][-1]["childState"])
+        assert child["status"] == "completed"
+        assert_each_visited_once(child, ["l", "m"])
+    print(f"{kills} kills over {runs} Runs, by what was running: {where}")
+    # every kind of visit was killed at least a few times
+    for kind in ("agent", "command", "fork", "child", "child-command", "child-agent"):
+        assert where.get(kind, 0) >= 2, where

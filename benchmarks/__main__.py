@@ -1,7 +1,8 @@
 """``python -m benchmarks``: every benchmark, or the quick checks CI runs.
 
 ``python -m benchmarks --quick`` (under two minutes) measures the ratios of
-:mod:`quick` — growth 1,000 -> 10,000 nodes, trace overhead, cold start — prints them,
+:mod:`quick` — growth 1,000 -> 10,000 nodes, trace overhead, cold start, a Flow Run's
+200-command chain against spawn + fsync'd append — prints them,
 writes ``benchmark-results.json`` and exits 1 when one exceeds its limit.
 ``python -m benchmarks`` runs each benchmark script in turn (each prints its table and
 writes ``benchmarks/results/<name>.json``), then, when ``AGC_REFERENCE_DIR`` names a

@@ -224,3 +224,28 @@ def _dead_pid() -> int:
     child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                            capture_output=True, text=True, check=True)  # fmt: skip
     return int(child.stdout)
+
+
+def test_a_long_journal_is_folded_into_the_snapshot_while_the_run_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store, "COMPACT_AFTER", 4096)
+    state = _crashed_loop(tmp_path, monkeypatch, 30)
+    snapshot = json.loads(state.read_bytes())
+    assert snapshot["status"] == "running"
+    assert snapshot["revision"] > 1  # compacted at least once since the start
+    assert _journal(state).stat().st_size <= max(4096, 2 * state.stat().st_size)
+    document = store.RunFile(state).read()
+    assert document["revision"] > snapshot["revision"]  # and journaled since
+    assert [v["id"] for v in document["visits"]] == [f"v{n}" for n in range(1, 31)]
+
+
+def test_a_start_the_record_cannot_hold_is_refused_with_nothing_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store, "MAX_RECORD_BYTES", 100_000)
+    state = tmp_path / "r.json"
+    with pytest.raises(AgentGraphError) as refused:
+        flow.run(_loop(tmp_path), "t" * 200_000, state=state, agent=FakeAgent())
+    assert refused.value.code == codes.RUN_RECORD_TOO_LARGE
+    assert not state.exists()

@@ -194,7 +194,13 @@ class Record:
 
     def create(self) -> None:
         self.doc.stamp(now())
-        self.file.create(self.doc.raw)
+        try:
+            self.file.create(self.doc.raw)
+        except RecordTooLarge as error:  # nothing written: no Run to fail
+            raise AgentGraphError(
+                codes.RUN_RECORD_TOO_LARGE,
+                f"{self.file.path}: the Run record cannot hold its start: {error}",
+            ) from None
         self._flush()
 
     def commit(self, *, sync: bool = True) -> None:

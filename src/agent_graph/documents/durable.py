@@ -12,7 +12,7 @@ beside Flow Runs write through :func:`write_durably`, so each has every property
   a writer holding the target's lock (:mod:`agent_graph.documents.locks`) writes them,
   and the caller holds it, so any that exist are abandoned.
 
-Appends (:func:`append_durably`, the Flow Run journal) are the other durable write: the
+Appends (:class:`Appender`, the Flow Run journal) are the other durable write: the
 bytes are written at the end of what the caller knows to be whole, anything after it (the
 torn tail of an append a killed writer left) is cut off first, and the file is ``fsync``ed
 before the append counts; an append that fails is cut off again.
@@ -88,43 +88,64 @@ def sweep_abandoned(directory: Path) -> None:
                 (directory / name).unlink()
 
 
-def append_durably(
-    target: Path, data: bytes, *, at: int, mode_of: Path | None = None, sync: bool = True
-) -> None:
-    """Write ``data`` at offset ``at`` of ``target`` (created when missing, with the
-    permissions of ``mode_of``), cutting off whatever followed ``at``, and ``fsync`` it
-    (unless not ``sync``: then the caller's next append, whose ``fsync`` covers every
-    byte before it, makes it durable; a killed process loses nothing either way, only a
-    machine that stops does).
-
-    A symbolic link at ``target`` is refused (``OSError``), never followed.
+class Appender:
+    """A file written by appends, durably (the Flow Run journal): the bytes go at the end
+    of what the caller knows to be whole, and are ``fsync``ed before they count (unless
+    not ``sync``: then the next synced append, whose ``fsync`` covers every byte before
+    it, makes them durable; a killed process loses nothing either way, only a machine
+    that stops does). The first append cuts off whatever followed (the torn tail of a
+    killed writer's append); an append that fails is cut off again. The descriptor stays
+    open between appends, until :meth:`close`. A symbolic link at the target is refused
+    (``OSError``), never followed; a new file takes the permissions of ``mode_of``.
     """
-    created = not os.path.lexists(target)
-    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(target, flags | getattr(os, "O_NOFOLLOW", 0), 0o666)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(target))
-        if created and mode_of is not None and hasattr(os, "fchmod"):
-            with suppress(OSError):
-                os.fchmod(fd, stat.S_IMODE(os.stat(mode_of).st_mode))
-        if os.fstat(fd).st_size != at:
-            os.ftruncate(fd, at)  # the torn tail of a killed writer's append
-        os.lseek(fd, at, os.SEEK_SET)
+
+    def __init__(self, target: Path, mode_of: Path | None = None) -> None:
+        self.target = target
+        self.mode_of = mode_of
+        self._fd: int | None = None
+
+    def append(self, data: bytes, *, at: int, sync: bool = True) -> None:
+        fd = self._fd if self._fd is not None else self._open(at)
         try:
-            view = memoryview(data)
+            view, offset = memoryview(data), at
             while view:
-                view = view[os.write(fd, view) :]
+                written = os.pwrite(fd, view, offset)
+                view, offset = view[written:], offset + written
             if sync:
                 os.fsync(fd)
         except BaseException:
             with suppress(OSError):
                 os.ftruncate(fd, at)
             raise
-    finally:
-        os.close(fd)
-    if created:
-        fsync_directory(target.parent)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            with suppress(OSError):
+                os.close(fd)
+
+    def _open(self, at: int) -> int:
+        target = self.target
+        created = not os.path.lexists(target)
+        flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_BINARY", 0)
+        flags |= getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(target, flags, 0o666)
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise OSError(errno.EINVAL, "not a regular file", str(target))
+            if created and self.mode_of is not None and hasattr(os, "fchmod"):
+                with suppress(OSError):
+                    os.fchmod(fd, stat.S_IMODE(os.stat(self.mode_of).st_mode))
+            if info.st_size != at:
+                os.ftruncate(fd, at)  # the torn tail of a killed writer's append
+        except BaseException:
+            os.close(fd)
+            raise
+        if created:
+            fsync_directory(target.parent)
+        self._fd = fd
+        return fd
 
 
 def write_durably(

@@ -71,7 +71,7 @@ from typing import Any, Final
 
 from ... import codes
 from ...documents import files, locks
-from ...documents.durable import append_durably, sweep, sweep_abandoned, write_durably
+from ...documents.durable import Appender, sweep, sweep_abandoned, write_durably
 from ...documents.files import fsync_directory
 from ...errors import AgentGraphError, Diagnostic
 from . import journal as journal_format
@@ -184,7 +184,11 @@ class RunFile:
             sweep(real.parent, real.name)  # only a lock holder writes them: abandoned
             sweep_abandoned(real.parent / PROGRAMS)
             sweep_abandoned(real.parent / CONTENTS)
-            yield
+            try:
+                yield
+            finally:
+                if self._writer is not None:
+                    self._writer.close()  # the journal's descriptor: kept while locked
 
     # -- reading -------------------------------------------------------------------------
 
@@ -204,6 +208,8 @@ class RunFile:
         for _ in range(20):
             found = self._read_once()
             if found is not None:
+                if self._writer is not None:
+                    self._writer.close()
                 document, self._writer = found
                 return document
         raise AgentGraphError(
@@ -387,6 +393,8 @@ class RunFile:
         write_durably(
             target, data, new=new, before_publish=lambda: _crash_point(CRASH_BEFORE, number)
         )
+        if self._writer is not None:
+            self._writer.close()
         if os.path.lexists(journal):
             with suppress(FileNotFoundError):
                 journal.unlink()
@@ -440,11 +448,13 @@ class RunFile:
             writer.snapshot_bytes + grown > MAX_RECORD_BYTES
         ):
             return False
+        if writer.appender is None:
+            writer.appender = Appender(journal, mode_of=real)
         if _crash_wanted(CRASH_BEFORE, number):
             # the crash tests' torn append: half the line on disk, then the kill
-            append_durably(journal, line[: len(line) // 2], at=writer.length, mode_of=real)
+            writer.appender.append(line[: len(line) // 2], at=writer.length)
             os.kill(os.getpid(), signal.SIGKILL)
-        append_durably(journal, line, at=writer.length, mode_of=real, sync=self._sync)
+        writer.appender.append(line, at=writer.length, sync=self._sync)
         self._durable = self._sync
         writer.length = grown
         writer.tail = chain
@@ -472,6 +482,12 @@ class _Writer:
     real: Path
     revision: int
     own: bool = False
+    appender: Appender | None = None
+
+    def close(self) -> None:
+        if self.appender is not None:
+            self.appender.close()
+            self.appender = None
 
 
 def _identity(path: Path) -> tuple[int, ...]:

@@ -1,7 +1,9 @@
 """Kill tests: the runner process dies (SIGKILL) during a command, during an Agent step,
 inside a child Run and between two events (the test-only crash hooks of
 ``flow/runtime/store.py``); SIGINT stops it cleanly. Every Run then resumes (or is refused
-with the right code) and every event log is whole: seq 1..n, no gap, no repeat."""
+with the right code) and every event log is whole: seq 1..n, no gap, no repeat. The kill
+loop SIGKILLs Runs at random moments (over 100 times, inside Agent, command, fork-branch
+and child-Flow visits) and resumes each until it completes, every node visited once."""
 
 from __future__ import annotations
 

@@ -247,11 +247,15 @@ def bench_chain(root: Path, nodes: int, repeat: int) -> dict[str, Any]:
     """agc's time for the chain against the baseline, best of ``repeat`` each: wall time
     (what a user waits) and CPU time (the runner's own work, fsync waits left out: the
     figure a busy machine disturbs least)."""
+    from agent_graph.flow.runtime import start
+
     true = shutil.which("true") or "true"
     package = chain_package(root, nodes, [true])
     runs: list[tuple[float, float]] = []
+    runners: list[tuple[float, float]] = []
     bases: list[tuple[float, float]] = []
     state = root / "runs" / "chain.json"
+    program = flow.compile(package)
     for _ in range(repeat):
         shutil.rmtree(root / "runs", ignore_errors=True)
         (root / "runs").mkdir()
@@ -259,10 +263,21 @@ def bench_chain(root: Path, nodes: int, repeat: int) -> dict[str, Any]:
         summary = flow.run(package, "go", state=state, cwd=root)
         runs.append((time.perf_counter() - started, cpu() - used))
         assert summary.state == "completed", summary
+        started, used = time.perf_counter(), cpu()
+        summary = start(program, "go", state=root / "runs" / "runner.json", cwd=root)
+        runners.append((time.perf_counter() - started, cpu() - used))
+        assert summary.state == "completed", summary
         bases.append(_baseline(root, [true], nodes))
     agc, base = min(w for w, _ in runs), min(w for w, _ in bases)
     agc_cpu, base_cpu = min(c for _, c in runs), min(c for _, c in bases)
+    runner, runner_cpu = min(w for w, _ in runners), min(c for _, c in runners)
     return {
+        # the Run alone, its Flow compiled beforehand (compiling is flow_bench.py's):
+        # the runner against a durable runner that does nothing but spawn and append
+        "runner_s": round(runner, 3),
+        "runner_ratio": round(runner / base, 3),
+        "runner_cpu_s": round(runner_cpu, 3),
+        "runner_cpu_ratio": round(runner_cpu / base_cpu, 3),
         "nodes": nodes,
         "agc_s": round(agc, 3),
         "baseline_s": round(base, 3),
@@ -319,6 +334,9 @@ def main() -> None:
     print(f"{'  ratio agc / baseline (wall)':<40} {chain['ratio']:>12.3f}")
     cpu_line = f"{chain['agc_cpu_s']:.3f} s / {chain['baseline_cpu_s']:.3f} s"
     print(f"{'  CPU ' + cpu_line:<40} {chain['cpu_ratio']:>12.3f}")
+    print(f"{'  the Run alone (compiled beforehand)':<40} {chain['runner_s']:>10.3f} s")
+    print(f"{'    ratio to baseline (wall)':<40} {chain['runner_ratio']:>12.3f}")
+    print(f"{'    ratio to baseline (CPU)':<40} {chain['runner_cpu_ratio']:>12.3f}")
     print(
         f"{'  record bytes per content byte':<40} {chain['record_bytes_per_content_byte']:>12.2f}"
     )

@@ -2,7 +2,8 @@
 beside an editor that keeps saving, and killed at every file boundary.
 
 The editor is a thread that reads a file, appends a numbered comment line and saves it
-(in place, or by renaming a new file over it, the two ways editors save), every 2 ms.
+(in place, or by renaming a new file over it, the two ways editors save), every 2 ms to
+0.6 s.
 Every save it made must be in the file at the end: the command either wrote before
 that save was read (the save then keeps the command's change), or refused with
 ``write-conflict``. Before, 31 saves were lost in 8 such races.
@@ -43,9 +44,9 @@ class Editor(threading.Thread):
     """Saves ``path`` every 2 ms with one more ``# edit N`` line; ``saved`` is every N
     whose save returned."""
 
-    def __init__(self, path: Path, in_place: bool) -> None:
+    def __init__(self, path: Path, in_place: bool, every: float = 0.002) -> None:
         super().__init__(daemon=True)
-        self.path, self.in_place = path, in_place
+        self.path, self.in_place, self.every = path, in_place, every
         self.saved: list[int] = []
         self.done = threading.Event()
 
@@ -68,7 +69,7 @@ class Editor(threading.Thread):
                 temp.write_text(data, encoding="utf-8")
                 os.replace(temp, self.path)
             self.saved.append(number)
-            time.sleep(0.002)
+            time.sleep(self.every)
 
     def stop(self) -> None:
         self.done.set()
@@ -120,7 +121,10 @@ def test_an_editor_saving_during_the_command_loses_no_edit(tmp_path: Path, comma
             shutil.copytree(ROOT / "examples" / "weekly-report", root)
             (tmp_path / f"SKILL{attempt}.md").write_text(SKILL, encoding="utf-8")
             args = ["import", "skill", str(tmp_path / f"SKILL{attempt}.md"), "--into", str(root)]
-        editor = Editor(root / "provider.yaml", in_place=attempt % 2 == 0)
+        # saves every 2 ms leave no room to write (the command refuses); every 0.2-0.6 s
+        # the command writes, with saves landing around its commit
+        every = (0.002, 0.02, 0.2, 0.6)[attempt % 4]
+        editor = Editor(root / "provider.yaml", in_place=attempt // 4 % 2 == 0, every=every)
         editor.start()
         try:
             done = agc(*args)
@@ -131,7 +135,8 @@ def test_an_editor_saving_during_the_command_loses_no_edit(tmp_path: Path, comma
         assert not (root / commit_journal.JOURNAL).exists()
         debris = [p.name for p in root.rglob(".*.agc-*")]
         assert debris == []
-    assert sum(seen.values()) == 20
+    assert seen["written"] > 0, seen  # both ways were taken: writes beside the editor …
+    assert seen["refused"] + seen["read mid-save"] > 0, seen  # … and refusals
 
 
 def test_a_file_saved_after_it_was_read_is_a_conflict_and_nothing_is_written(

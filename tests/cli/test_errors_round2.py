@@ -313,3 +313,17 @@ def test_every_help_example_runs_as_printed(tmp_path: Path) -> None:
     for name in WORKFLOW:
         done = run_bash(EXAMPLES[name], tmp_path)
         assert done.returncode == 0, (name, done.stderr)
+
+
+def test_a_dotted_key_deep_in_the_facts_is_found_without_recursion() -> None:
+    from agent_graph.cli.evaluation_report import dotted_fact_warnings
+
+    facts: dict[str, object] = {}
+    inner = facts
+    for _ in range(3000):  # deeper than Python's recursion limit
+        inner["a"] = {}
+        inner = inner["a"]  # type: ignore[assignment]
+    inner["x.y"] = 1
+    (warning,) = dotted_fact_warnings(facts)
+    assert warning.startswith("Fact key 'x.y' is one key with dots in it")
+    assert warning.endswith('{"x": {"y": "…"' + "}" * 3002)

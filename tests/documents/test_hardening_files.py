@@ -249,3 +249,30 @@ def test_a_bundle_file_that_is_a_fifo_says_so(tmp_path: Path) -> None:
         load_provider(bundle / "manifest.json")
     assert info.value.code == "file-missing"
     assert info.value.message.endswith(f"is a FIFO, not a regular file: {binding}")
+
+
+def test_the_sweep_of_abandoned_temp_files_keeps_what_a_live_writer_may_own(
+    tmp_path: Path,
+) -> None:
+    """Only a temp file whose writer pid is surely gone is removed; a pid no process can
+    have (too big for kill) or this process's own counts as alive, never as a crash."""
+    from agent_graph.documents.durable import sweep_abandoned
+
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    gone = int(done.stdout)
+    names = {
+        "gone": f".r.json.agc-{gone}-0123456789abcdef.tmp",
+        "huge": ".r.json.agc-99999999999999999999-0123456789abcdef.tmp",
+        "mine": f".r.json.agc-{os.getpid()}-0123456789abcdef.tmp",
+        "zero": ".r.json.agc-0-0123456789abcdef.tmp",
+    }
+    for name in names.values():
+        (tmp_path / name).write_text("x", encoding="utf-8")
+    sweep_abandoned(tmp_path)
+    left = {p.name for p in tmp_path.iterdir()}
+    assert left == {names["huge"], names["mine"], names["zero"]}

@@ -35,7 +35,7 @@ from typing import Any, Final
 
 from .. import codes
 from ..canonical import digest_bytes
-from ..documents.files import write_atomic
+from ..documents.files import fsync_directory, write_atomic
 from ..errors import AgentGraphError, Diagnostic
 
 JOURNAL: Final = ".agc-write-journal.json"
@@ -71,15 +71,6 @@ def conflict(rel: str) -> AgentGraphError:
     )
 
 
-def _fsync_directory(directory: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
 def _write_journal(root: Path, state: str, entries: Sequence[Entry]) -> None:
     document = {
         "schema": JOURNAL_SCHEMA,
@@ -95,7 +86,7 @@ def _write_journal(root: Path, state: str, entries: Sequence[Entry]) -> None:
         ],
     }
     write_atomic(root / JOURNAL, (json.dumps(document, indent=2) + "\n").encode("utf-8"))
-    _fsync_directory(root)
+    fsync_directory(root)
 
 
 def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
@@ -139,11 +130,11 @@ def commit(root: Path, entries: list[Entry], new_data: dict[str, bytes]) -> None
             (root / JOURNAL).unlink()
         raise
     for entry in entries:
-        _fsync_directory(entry.target.parent)
+        fsync_directory(entry.target.parent)
     _write_journal(root, "committed", entries)
     _finish(entries)
     (root / JOURNAL).unlink()
-    _fsync_directory(root)
+    fsync_directory(root)
 
 
 def _write_new(path: Path, data: bytes, mode: int) -> None:
@@ -242,7 +233,7 @@ def recover(root: Path) -> str | None:
         _roll_back(entries, renamed)
         done = "rolled back"
     path.unlink()
-    _fsync_directory(root)
+    fsync_directory(root)
     return done
 
 

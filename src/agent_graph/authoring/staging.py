@@ -143,20 +143,17 @@ class Stage:
             return []
         try:
             commit_journal.commit(self.root, entries, {s.rel: s.data for s in todo})
-        except OSError as error:
+        except (OSError, AgentGraphError) as error:
             for folder in reversed(folders):
                 with contextlib.suppress(OSError):  # someone put something there meanwhile
                     folder.rmdir()
+            if isinstance(error, AgentGraphError):
+                raise
             raise _error(
                 codes.FILE_WRITE_FAILED,
                 f"Cannot write: {error.strerror or error}; nothing was changed",
                 getattr(error, "filename", None) or todo[0].rel,
             ) from None
-        except AgentGraphError:
-            for folder in reversed(folders):
-                with contextlib.suppress(OSError):
-                    folder.rmdir()
-            raise
         return [s.rel for s in todo]
 
 

@@ -151,12 +151,6 @@ def _not_a_provider(manifest: str, error: AgentGraphError) -> AgentGraphError | 
     return AgentGraphError(codes.SCHEMA_INVALID, message, [diagnostic])
 
 
-def program_graphs(program: Any) -> tuple[str, ...]:
-    """The ids of a compiled Provider's Graphs (lazily decoded ones stay undecoded)."""
-    ids: tuple[str, ...] = program.graph_ids
-    return ids
-
-
 def select(
     binding: ResolvedBinding | None,
     graph: str | None,

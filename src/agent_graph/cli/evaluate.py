@@ -28,7 +28,7 @@ from typing import Any
 import click
 
 from .. import codes
-from .context import load, options, program_graphs, select
+from .context import load, options, select
 from .evaluation_report import (
     diagnostic_lines,
     input_of,
@@ -195,7 +195,7 @@ def route_command(ctx: click.Context, /, targets: tuple[str, ...], **local: Any)
         binding,
         graph_argument,
         local.pop("entry"),
-        program_graphs(program),
+        program.graph_ids,
         human=opts.fmt == "human",
     )
     data = input_of(program, local, local.pop("receipts"))

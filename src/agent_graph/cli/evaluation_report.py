@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import codes
-from .context import Options, program_graphs, select
+from .context import Options, select
 from .render import refuse_missing_entry, report_safely
 from .words import provider_words, shell_command
 
@@ -144,25 +144,23 @@ def warn_unknown_outcomes(fmt: str, program: Program, graph: str, data: Evaluati
 
 def dotted_fact_warnings(facts: dict[str, Any], limit: int = 20) -> list[str]:
     """A Fact path is nested members, never a dotted key: ``{"report.digest": …}`` is one
-    member named ``report.digest``, which no condition (``path: report.digest``) reads."""
+    member named ``report.digest``, which no condition (``path: report.digest``) reads.
+    At most ``limit``, in document order (iterative: Facts may nest as deep as JSON can)."""
     out: list[str] = []
     stack: list[tuple[list[str], Any]] = [([], facts)]
     while stack and len(out) < limit:
         path, value = stack.pop()
         if not isinstance(value, dict):
             continue
-        for key in sorted(value, reverse=True):
+        for key in value:
             if "." in key and len(out) < limit:
                 parts = [*path, *key.split(".")]
-                written: Any = "…"
-                for part in reversed(parts):
-                    written = {part: written}
+                opened = "".join(f"{{{json.dumps(part, ensure_ascii=False)}: " for part in parts)
                 out.append(
                     f"Fact key {key!r} is one key with dots in it, not a path, and no "
-                    f"condition reads it; write the nested form: "
-                    f"{json.dumps(written, ensure_ascii=False)}"
+                    f'condition reads it; write the nested form: {opened}"…"{"}" * len(parts)}'
                 )
-            stack.append(([*path, key], value[key]))
+        stack.extend(([*path, key], value[key]) for key in reversed(list(value)))
     return out
 
 
@@ -177,7 +175,7 @@ def report_evaluation(
     state options: entry, state_path, facts, outcomes, authorities)."""
     words = state_words(local)
     selected, entry = select(
-        binding, graph, local.pop("entry"), program_graphs(program), human=opts.fmt == "human"
+        binding, graph, local.pop("entry"), program.graph_ids, human=opts.fmt == "human"
     )
     data = input_of(program, local)
     warn_unknown_outcomes(opts.fmt, program, selected, data)

@@ -17,7 +17,7 @@ import click
 
 from .. import codes
 from ..errors import AgentGraphError
-from .context import load, options, program_graphs, select
+from .context import load, options, select
 from .options import evaluation_options, provider_options
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def traced_evaluation(opts: Options, graph: str | None, local: dict[str, Any]) -
     loaded = load(opts)
     binding, program = loaded.binding, loaded.runnable
     selected, entry = select(
-        binding, graph, local.get("entry"), program_graphs(program), human=opts.fmt == "human"
+        binding, graph, local.get("entry"), program.graph_ids, human=opts.fmt == "human"
     )
     found = program.graph(selected)  # graph-missing
     if not any(name == entry for name, _ in found.entrypoints):

@@ -63,15 +63,18 @@ def sweep(directory: Path, name: str) -> None:
 _ANY_TEMP = re.compile(r"\..+\.agc-([0-9]+)-[0-9a-f]{16}\.tmp\Z")
 
 
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
+def pid_alive(pid: int) -> bool:
+    """Whether ``pid`` may be a running process: unknown counts as running (another user's
+    process, a number no pid can be, a system without ``kill(pid, 0)``), so a sweep never
+    deletes what a live writer still owns."""
+    if os.name != "posix" or pid <= 0 or pid == os.getpid():
         return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except OSError:
-        return True  # someone else's process: alive
+    except (OSError, OverflowError):
+        return True
     return True
 
 
@@ -83,7 +86,7 @@ def sweep_abandoned(directory: Path) -> None:
     except OSError:
         return
     for name, match in found:
-        if match is not None and not _alive(int(match.group(1))):
+        if match is not None and not pid_alive(int(match.group(1))):
             with suppress(OSError):
                 (directory / name).unlink()
 

@@ -13,8 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from .. import codes
 from ..errors import AgentGraphError
+from ..flow.runtime import hints
+from ..flow.runtime.api import needs_agent
 from .config import HostConfig
 from .flows import (
+    EVENTS_SHOWN,
     STOP_WAIT_S,
     CallerAgent,
     Consent,
@@ -22,7 +25,6 @@ from .flows import (
     Drive,
     FlowHost,
     commands_of,
-    has_agent_steps,
     task_text,
 )
 from .serve_options import Client, ServeOptions
@@ -156,6 +158,14 @@ class FlowTools:
             "events": [],
         }
 
+    def _agent_words(self, program: FlowProgram, agent: str) -> list[str]:
+        """``--agent …`` for a command a person runs in a terminal instead: the named
+        adapter (its paths absolute, as every printed Flow command has them), else claude;
+        nothing for a Flow without Agent steps."""
+        if not needs_agent(program):
+            return []
+        return hints.options(self.config.agents.get(agent, "claude"))
+
     def _adapter(self, agent: str, drive: Drive) -> AgentAdapter:
         """The caller (answers with flow_answer) or the config's adapter of that name."""
         if agent == "caller":
@@ -239,7 +249,7 @@ class FlowTools:
         if doc.error is not None:
             out["error"] = doc.error
         events = [e.raw for e in doc.events if e.seq > since]
-        out["events"] = [_compact(e) for e in events[-20:]]
+        out["events"] = [_compact(e) for e in events[-EVENTS_SHOWN:]]
         out["lastEvent"] = doc.events[-1].seq if doc.events else 0
         return out
 
@@ -279,9 +289,7 @@ class FlowTools:
         cwd = self._workspace(args.get("cwd"))
         program = compile(path)
         words = ["agc", "flow", "run", path, "--task", task_text(args["task"])]
-        words += ["--state", os.fspath(file), "--cwd", cwd]
-        if has_agent_steps(program):
-            words += ["--agent", self.config.agents.get(agent, "claude")]
+        words += ["--state", os.fspath(file), "--cwd", cwd, *self._agent_words(program, agent)]
         refused = self._refused(handle, program, consent, shlex.join(words), fresh=False)
         if refused is not None:
             return refused
@@ -388,19 +396,16 @@ class FlowTools:
         program = self._resumed_program(handle, doc)
         rerun = bool(args.get("rerunInterrupted"))
         file = fh.path(handle)
+        # the adapter it started with, while this process runs; the caller after a restart
+        agent = fh.agents.get(handle, "caller")
+        more = self._agent_words(program, agent)
         if not rerun:  # the user chooses: rerunInterrupted, or fail it in a terminal
             from ..flow.runtime.api import check_interrupted
             from ..flow.runtime.store import RunFile
 
-            check_interrupted(RunFile(file), doc)
-        words = ["agc", "flow", "resume", "--state", os.fspath(file)]
-        if rerun:
-            words.append("--rerun-interrupted")
-        # the adapter it started with, while this process runs; the caller after a restart
-        agent = fh.agents.get(handle, "caller")
-        if has_agent_steps(program):
-            words += ["--agent", self.config.agents.get(agent, "claude")]
-        refused = self._refused(handle, program, consent, shlex.join(words), fresh=rerun)
+            check_interrupted(RunFile(file), doc, more)
+        fallback = hints.resume_words(file, *([hints.RERUN_FLAG] if rerun else []), *more)
+        refused = self._refused(handle, program, consent, fallback, fresh=rerun)
         if refused is not None:
             return refused
         since = doc.events[-1].seq if doc.events else 0

@@ -49,7 +49,7 @@ MAX_WAIT_S: Final = 45.0
 #: How long ``stop`` and shutdown wait for a driver to record the interruption.
 STOP_WAIT_S: Final = 5.0
 CONSENT_CHOICES: Final = ("run-once", "trust", "refuse")
-_EVENTS_SHOWN: Final = 20
+EVENTS_SHOWN: Final = 20
 
 
 def commands_of(program: FlowProgram) -> list[str]:
@@ -66,13 +66,6 @@ def commands_of(program: FlowProgram) -> list[str]:
             if line not in seen:
                 seen.append(line)
     return seen
-
-
-def has_agent_steps(program: FlowProgram) -> bool:
-    from ..ir import flow_records as r
-
-    kinds = (r.AGENT_NEW, r.AGENT_REUSE)
-    return any(node.kind in kinds for flow in program.flows for node in flow.nodes)
 
 
 @dataclass(slots=True)
@@ -335,7 +328,9 @@ class FlowHost:
             return item
         program = compile(entry["path"])
         item["status"] = "valid"
-        item["agentSteps"] = has_agent_steps(program)
+        from ..flow.runtime.api import needs_agent
+
+        item["agentSteps"] = needs_agent(program)
         item["commands"] = commands_of(program)
         item["fingerprint"] = program.fingerprint
         item["consent"] = self.consent_state(program)

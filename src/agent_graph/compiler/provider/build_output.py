@@ -45,6 +45,7 @@ from ...bundles import (
     verify_manifest,
 )
 from ...canonical import digest_value, is_digest
+from ...documents.durable import pid_alive
 from ...documents.files import digest_file
 from ...errors import AgentGraphError
 
@@ -338,19 +339,6 @@ def swap(working: Path, destination: Path, previous: tuple[int, int] | None) -> 
             _discard(aside)  # anything that appeared in it meanwhile keeps it, untouched
 
 
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` may be a running process (unknown counts as running)."""
-    if os.name != "posix" or pid <= 0 or pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (OSError, OverflowError):
-        return True
-    return True
-
-
 def recover(destination: Path) -> None:
     """Sweep what killed builds left beside ``destination``; put a stranded bundle back.
 
@@ -367,7 +355,7 @@ def recover(destination: Path) -> None:
                 for entry in listing
                 if (match := pattern.fullmatch(entry.name))
                 and entry.is_dir(follow_symlinks=False)
-                and not _alive(int(match.group(2)))
+                and not pid_alive(int(match.group(2)))
             ]
     except OSError:
         return

@@ -13,13 +13,14 @@ from __future__ import annotations
 from contextlib import suppress
 
 from ...errors import AgentGraphError
+from ...ir import flow_records as r
 from ..agents.script import EXHAUSTED
 from .failures import Category
 from .record import read
 from .state import EventType, RunDoc, Visit, VisitStatus
 from .store import RunFile
 
-_AGENT_KINDS = frozenset({"agent-new", "agent-reuse"})
+_AGENT_KINDS = frozenset({r.ACTION_KINDS[r.AGENT_NEW], r.ACTION_KINDS[r.AGENT_REUSE]})
 #: Failures that happen after the adapter answered (a binding refused before the question,
 #: ``outcome_validation``'s answers are already counted as its two rejections).
 _ANSWERED_FAILURES = frozenset({Category.AGENT_EXECUTION.value})

@@ -80,7 +80,8 @@ def _adapter(agent: AgentArg) -> AgentAdapter | None:
     return agent
 
 
-def _needs_agent(program: FlowProgram) -> bool:
+def needs_agent(program: FlowProgram) -> bool:
+    """Whether the Flow or a Flow it runs has an Agent step (a Run of it needs an adapter)."""
     return any(n.kind in (r.AGENT_NEW, r.AGENT_REUSE) for f in program.flows for n in f.nodes)
 
 
@@ -164,7 +165,7 @@ def start(
             codes.RUN_CWD_MISSING, f"The working directory does not exist: {where}"
         )
     adapter = _adapter(agent)
-    if adapter is None and _needs_agent(program):
+    if adapter is None and needs_agent(program):
         raise AgentGraphError(codes.AGENT_REQUIRED, _agent_hint(program))
     if agent_ref is not None and BINDINGS.holder(agent_ref) is not None:
         raise AgentGraphError(
@@ -242,7 +243,7 @@ def resume(
         program = _resumable(file, document, compile, more)
         if not (rerun_interrupted or fail_interrupted):
             check_interrupted(file, document, more)
-        if adapter is None and _needs_agent(program):
+        if adapter is None and needs_agent(program):
             raise AgentGraphError(codes.AGENT_REQUIRED, _agent_hint(program))
         if isinstance(adapter, ScriptAdapter):  # go on from the first answer not yet used
             adapter.continue_after(answers_used(file, document))

@@ -22,9 +22,9 @@ from typing import Any, Final
 from ...ir import flow_records as r
 from ...ir.flow_program import FlowProgram
 from . import render
+from .runner import COMMAND_RESULT
 
-FINISH: Final = "结束"
-COMMAND_RESULT: Final = "已执行"
+FINISH: Final = "结束"  # the finish node's text (the front end's FINISH_TEXT)
 #: The step kinds as the plan names them.
 KINDS: Final = {r.AGENT_NEW: "agent", r.AGENT_REUSE: "agent", r.COMMAND: "command", r.CALL: "flow"}
 MARKERS: Final = {r.AGENT_NEW: "新建Agent", r.AGENT_REUSE: "复用Agent"}

@@ -171,6 +171,10 @@ class GraphTestItem(pytest.Item):
     def __init__(self, *, case: GraphTestCase, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.case = case
+        # A graph test takes no fixtures. Plugins that wrap every test's call and read
+        # ``item.funcargs`` (pytest-lsp 1.0 ends its hook wrapper early without it, which
+        # fails every non-function item) then see what a fixture-less function has.
+        self.funcargs: dict[str, Any] = {}
 
     def runtest(self) -> None:
         from .testing import run_case

@@ -235,7 +235,8 @@ def test_status_without_a_provider_names_the_runs_provider(
     assert code == 1
     assert out == ""
     assert "agc init" not in err
-    command = f"agc run status --state {here / state} -m MANIFEST"
+    # the hint's path is below the working directory: written relative to it (issue 27)
+    command = f"agc run status --state {(here / state).relative_to(here)} -m MANIFEST"
     assert err.splitlines()[0] == (
         "provider.yaml: file-missing: Run "
         f"{json.loads((here / state).read_text('utf-8'))['id']} is of Provider "

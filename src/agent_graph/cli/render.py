@@ -113,10 +113,34 @@ def _message(diagnostic: Diagnostic) -> str:
     return re.sub(where, "", diagnostic.message)
 
 
+#: An absolute POSIX path in a message: up to the first blank, quote or separator.
+_ABSOLUTE: Final = re.compile(r"(?<![\w./~-])/[^\s;,'\"()<>]+")
+
+
+def relative_paths(message: str, here: str | None = None) -> str:
+    """``message`` with each absolute path below the working directory written relative
+    to it, as the location before the message already is (human output only: JSON
+    keeps the message as the library wrote it)."""
+    if "/" not in message:
+        return message
+    cwd = (here if here is not None else os.getcwd()).rstrip("/") + "/"
+
+    def shorten(found: re.Match[str]) -> str:
+        path = found.group(0)
+        tail = path[len(path.rstrip(".:")) :]  # a sentence's full stop is not the path's
+        path = path[: len(path) - len(tail)]
+        return (path[len(cwd) :] if path.startswith(cwd) and path != cwd else path) + tail
+
+    return _ABSOLUTE.sub(shorten, message)
+
+
 def describe(diagnostic: Diagnostic, bases: Sequence[Path]) -> list[str]:
     """``path:line:col: code: message`` plus the source line and a caret under the column."""
     label = "" if diagnostic.severity == "error" else f"{diagnostic.severity}: "
-    lines = [f"{diagnostic.location()}: {label}{diagnostic.code}: {_message(diagnostic)}"]
+    message = _message(diagnostic)
+    if diagnostic.path is not None:
+        message = relative_paths(message)
+    lines = [f"{diagnostic.location()}: {label}{diagnostic.code}: {message}"]
     text = _source_line(diagnostic, bases)
     if text is not None and diagnostic.line is not None:
         gutter = f"{diagnostic.line:>5} | "

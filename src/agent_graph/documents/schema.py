@@ -273,6 +273,24 @@ def _member_value(value: Any, path: _Where) -> Any:
     return node
 
 
+def _quote_hint(member: Any, source: SourceMap | None, diagnostic: Diagnostic) -> str:
+    """``; quote it …`` when a string is expected and YAML read a number or a boolean
+    (``version: 1.0``), with the value as written; YAML sources only (JSON documents
+    are mostly written by programs, and a JSON author knows a number from a string)."""
+    if not isinstance(source, TextSourceMap) or source.is_json:
+        return ""
+    if isinstance(member, bool):
+        what = "a boolean"
+    elif isinstance(member, int | float):
+        what = "a number"
+    else:
+        return ""
+    written = json.dumps(member)
+    if diagnostic.line is not None and diagnostic.column:
+        written = source.scalar_text((diagnostic.line, diagnostic.column)) or written
+    return f'; {written} is read as {what}: write it in quotes, "{written}", to keep it text'
+
+
 def key_position(source: SourceMap, value: Any, path: _Where) -> tuple[int, int] | None:
     """Where the key of the member at ``path`` is written, for findings about the key.
 
@@ -319,10 +337,19 @@ def _diagnostics(
                 "params": finding.params,
             },
         )
-        if finding.keyword in MEMBER_KEYWORDS and finding.path and source is not None:
+        # A member's key, and an object missing a required member by the key that holds
+        # it (``gate:``, not the gate's first member)
+        keyed = finding.keyword in MEMBER_KEYWORDS or (
+            finding.keyword == "required" and finding.path and isinstance(finding.path[-1], str)
+        )
+        if keyed and finding.path and source is not None:
             at = key_position(source, value, finding.path)
             if at is not None:
                 diagnostic = dataclasses.replace(diagnostic, line=at[0], column=at[1])
+        if finding.keyword == "type" and finding.params.get("type") == "string":
+            hint = _quote_hint(_member_value(value, finding.path), source, diagnostic)
+            if hint:
+                diagnostic = dataclasses.replace(diagnostic, message=diagnostic.message + hint)
         out.append(diagnostic)
     return out
 

@@ -5,9 +5,10 @@ ajv-like message and ``params``; a ``oneOf`` over node kinds or action runners i
 explained by the branch its discriminator (``kind``/``runner``) selects, not as a bare
 "not valid under any of the given schemas".
 
-Two findings are worded for people rather than as ajv words them: an unknown member
+Three findings are worded for people rather than as ajv words them: an unknown member
 (``additionalProperties``/``unevaluatedProperties``) is named with the closest allowed
-name ("unknown member `satisfiedby`; did you mean `satisfiedBy`?"), and a value that
+name ("unknown member `satisfiedby`; did you mean `satisfiedBy`?"), a string that is not
+one of an ``enum``'s values ends with the closest one ('; did you mean "action"?'), and a value that
 does not match a ``pattern`` is described by the ``description`` of the schema holding
 the pattern; the pattern itself stays in ``params``.
 """
@@ -186,7 +187,7 @@ def _describe(error: Any, note: str) -> tuple[str, dict[str, Any], str]:
             ", ".join(json_text(v) for v in value) if isinstance(value, list) else json_text(value)
         )
         text = f"must be equal to one of the allowed values: {shown}"
-        return "enum", {"allowedValues": value}, text
+        return "enum", {"allowedValues": value}, text + _closest_value(instance, value)
     if keyword == "const":
         return "const", {"allowedValue": value}, f"must be equal to constant {json_text(value)}"
     if keyword == "pattern":
@@ -261,6 +262,14 @@ def unknown_member_text(name: str, allowed: Sequence[str]) -> str:
     text = f"unknown member {_code(name)}"
     suggestion = closest_member(name, allowed)
     return f"{text}; did you mean {_code(suggestion)}?" if suggestion is not None else text
+
+
+def _closest_value(instance: Any, allowed: Any) -> str:
+    """``; did you mean "x"?`` for a string close to one allowed string, else ``""``."""
+    if not isinstance(instance, str) or not isinstance(allowed, list):
+        return ""
+    suggestion = closest_member(instance, [v for v in allowed if isinstance(v, str)])
+    return f"; did you mean {json_text(suggestion)}?" if suggestion is not None else ""
 
 
 def _code(name: str) -> str:

@@ -111,6 +111,16 @@ class TextSourceMap(SourceMap):
         row = bisect_right(starts, offset)
         return row, offset - starts[row - 1] + 1
 
+    def scalar_text(self, where: tuple[int, int]) -> str | None:
+        """A plain scalar as written at ``where``: to the end of its line, without a
+        trailing comment or a flow collection's punctuation."""
+        start = self._offset(where)
+        if start is None:
+            return None
+        end = self.text.find("\n", start)
+        token = self.text[start : end if end >= 0 else len(self.text)]
+        return token.split(" #")[0].strip().rstrip(",}] ") or None
+
     def key_position(self, parent: str, key: str) -> tuple[int, int] | None:
         """Line and column of ``key`` as written in the object at pointer ``parent``.
 

@@ -49,9 +49,19 @@ def find_resource(program: Program, id_or_path: str) -> r.Resource:
     for resource in resources:
         if resource.path == rel:
             return resource
+    known = [resource.id for resource in resources] + [resource.path for resource in resources]
     raise AgentGraphError(
-        codes.RESOURCE_MISSING, f"Provider {program.provider_id} has no resource {id_or_path}"
+        codes.RESOURCE_MISSING,
+        f"Provider {program.provider_id} has no resource {id_or_path}"
+        + _did_you_mean(id_or_path, known),
     )
+
+
+def _did_you_mean(name: str, known: list[str]) -> str:
+    import difflib  # a failure's path only
+
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
 
 
 def locate(program: Program, id_or_path: str) -> Location:

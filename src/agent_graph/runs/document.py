@@ -230,9 +230,17 @@ def check_outcome(outcome: Any) -> str:
         shown = outcome if isinstance(outcome, str) else repr(outcome)
         raise AgentGraphError(
             codes.OUTCOME_INVALID,
-            f"Unsupported outcome: {shown} (expected one of: {', '.join(OUTCOMES)})",
+            f"Unsupported outcome: {shown} (expected one of: {', '.join(OUTCOMES)})"
+            + _nearest(outcome),
         )
     return outcome
+
+
+def _nearest(outcome: Any) -> str:
+    from ..documents.schema_findings import closest_member  # a failure's path only
+
+    near = closest_member(outcome, OUTCOMES) if isinstance(outcome, str) else None
+    return f"; did you mean {near}?" if near is not None else ""
 
 
 def check_authorities(authorities: Iterable[str]) -> list[str]:

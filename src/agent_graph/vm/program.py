@@ -182,9 +182,13 @@ class Program:
 
         entry = next((e for e in self.codes() if e.code == code), None)
         if entry is None:
+            import difflib  # a failure's path only
+
+            close = difflib.get_close_matches(code, [e.code for e in self.codes()], n=1)
             raise AgentGraphError(
                 codes.CODE_MISSING,
-                f"Provider {self.ir.provider_id} has no catalog entry for {code}",
+                f"Provider {self.ir.provider_id} has no catalog entry for {code}"
+                + (f"; did you mean {close[0]}?" if close else ""),
             )
         document = None
         if entry.document != r.NONE:

@@ -78,9 +78,23 @@ class PackageFiles:
             findings.error(
                 codes.RESOURCE_MISSING,
                 f"resource {path!r} does not exist in the package (or is not a regular "
-                f"file){reason}",
+                f"file){reason}{self._near(segments)}",
                 line,
                 column,
             )
             return False
         return True
+
+    def _near(self, segments: list[str]) -> str:
+        """``; did you mean references/x.md?``: the closest regular file in the folder the
+        path names (only when that folder exists; a failure's path, so listing is fine)."""
+        import difflib
+
+        folder = self.root.joinpath(*segments[:-1])
+        try:
+            with os.scandir(folder) as entries:
+                names = [entry.name for entry in entries if entry.is_file()]
+        except OSError:
+            return ""
+        close = difflib.get_close_matches(segments[-1], names, n=1, cutoff=0.6)
+        return f"; did you mean {'/'.join([*segments[:-1], close[0]])}?" if close else ""

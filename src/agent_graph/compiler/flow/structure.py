@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -64,6 +64,9 @@ class Structure:
     # Edges from a declared node to an undeclared one: already reported, but their labels
     # still name results (so the result's ### heading is no orphan).
     loose: dict[str, list[Edge]] = field(default_factory=dict)
+    # Declared targets of edges from an undeclared node: reported once at that node, so
+    # they are not also "unreachable" (one root cause, one error).
+    stranded: set[str] = field(default_factory=set)
 
     def work(self) -> list[Decl]:
         return [d for d in self.decls.values() if d.kind == "work"]
@@ -219,13 +222,14 @@ class _Checker:
                 if end.shape is None:
                     self.findings.error(
                         codes.FLOW_EDGE_TARGET_MISSING,
-                        f"{end.ref!r} is not declared; declare it once with its shape, as "
-                        f"{end.ref}[Node name]",
+                        _undeclared(end.ref, decls),
                         end.line,
                         end.column,
                     )
             if not ok and edge.source.ref in decls:
                 self.s.loose.setdefault(edge.source.ref, []).append(edge)
+            elif not ok and edge.target.ref in decls:
+                self.s.stranded.add(edge.target.ref)
             if ok:
                 self.s.out.setdefault(edge.source.ref, []).append(edge)
                 self.s.inc.setdefault(edge.target.ref, []).append(edge)
@@ -346,7 +350,7 @@ class _Checker:
             )
 
     def _work(self, decl: Decl, outs: list[Edge]) -> None:
-        if not outs:
+        if not outs and decl.ref not in self.s.loose:  # a broken edge is reported already
             self.findings.error(
                 codes.FLOW_NODE_NO_OUTGOING,
                 f"node {decl.ref} has no outgoing edge",
@@ -642,7 +646,9 @@ class _Checker:
     def reach(self) -> None:
         if "start" not in self.s.decls:
             return
-        forward = _closure("start", self.s.out, lambda e: e.target.ref)
+        # Ends of broken edges count as reached and as finishing: each broken edge is one
+        # error already, not also a cascade of unreachable and never-ending nodes.
+        forward = _closure(["start", *self.s.stranded], self.s.out, lambda e: e.target.ref)
         for decl in self.s.work():
             if decl.ref not in forward:
                 self.findings.error(
@@ -654,14 +660,14 @@ class _Checker:
         if "finish" not in self.s.decls:
             return
         where = (self.doc.header_line, self.doc.header_column)
-        if "finish" not in forward:
+        if "finish" not in forward and not any(ref in forward for ref in self.s.loose):
             self.findings.error(
                 codes.FLOW_FINISH_UNREACHABLE, "no path from start reaches finish", *where
             )
             return
         if not self.strict:
             return
-        backward = _closure("finish", self.s.inc, lambda e: e.source.ref)
+        backward = _closure(["finish", *self.s.loose], self.s.inc, lambda e: e.source.ref)
         for decl in self.s.work():
             if decl.ref in forward and decl.ref not in backward:
                 self.findings.error(
@@ -681,11 +687,21 @@ class _Checker:
                     self.s.children.append(action.flow)
 
 
+def _undeclared(ref: str, decls: Mapping[str, Decl]) -> str:
+    import difflib  # a broken edge's path only
+
+    close = difflib.get_close_matches(ref, list(decls), n=1, cutoff=0.6)
+    shape = f"declare it once with its shape, as {ref}[Node name]"
+    if close:
+        return f"{ref!r} is not declared; did you mean {close[0]}? (or {shape})"
+    return f"{ref!r} is not declared; {shape}"
+
+
 def _closure(
-    start: str, adjacency: dict[str, list[Edge]], follow: Callable[[Edge], str]
+    starts: list[str], adjacency: dict[str, list[Edge]], follow: Callable[[Edge], str]
 ) -> set[str]:
-    seen = {start}
-    todo = [start]
+    seen = set(starts)
+    todo = list(starts)
     while todo:
         for edge in adjacency.get(todo.pop(), []):
             nxt = follow(edge)

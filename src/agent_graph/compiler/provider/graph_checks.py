@@ -23,7 +23,7 @@ reference would have thrown (so the envelope's first error is unchanged):
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -160,10 +160,18 @@ def check_graph(
         first_seen[node_id] = None
         kind_by_id[node_id] = node["kind"]
 
+    # With no terminal, edges to one undeclared name (not a typo of a node) are the
+    # terminal the author removed or has yet to write: one error says so, not one an edge.
+    awaited: list[str] = []
     if not any(node["kind"] == "terminal" for node in nodes):
+        awaited = _awaited_terminals(edges, skipped, first_seen, set(entrypoints.values()))
+        hint = ""
+        if awaited:
+            names = ", ".join(awaited)
+            hint = f"; edges lead to {names}, which no node declares: add it as a terminal"
         report(
             codes.GRAPH_TERMINAL_MISSING,
-            f"Graph {gid} must declare at least one terminal node",
+            f"Graph {gid} must declare at least one terminal node" + hint,
             "/nodes",
         )
 
@@ -188,13 +196,15 @@ def check_graph(
         kind = edge.get("kind", "flow")
         if source not in first_seen or target not in first_seen:
             missing = target if target not in first_seen else source
+            broken = True
+            if source in first_seen and missing in awaited:
+                continue  # said once, by graph-terminal-missing
             report(
                 codes.GRAPH_EDGE_NODE_MISSING,
                 f"Graph {gid} edge {source} -> {target} references a missing node"
                 + _did_you_mean(missing, first_seen),
                 f"/edges/{index}",
             )
-            broken = True
             continue
         linked.setdefault(source, []).append(target)
         if kind != "repeat":
@@ -228,6 +238,24 @@ def check_graph(
                     severity="warning",
                 )
             )
+
+
+def _awaited_terminals(
+    edges: Sequence[Mapping[str, Any]],
+    skipped: Collection[int],
+    known: Mapping[str, None],
+    entered: Collection[Any],
+) -> list[str]:
+    """Undeclared edge targets (from declared nodes) that misspell no declared node and
+    that no entry names."""
+    found: dict[str, None] = {}
+    for index, edge in enumerate(edges):
+        target = edge["to"]
+        if index in skipped or edge["from"] not in known or target in known or target in entered:
+            continue
+        if isinstance(target, str) and not _did_you_mean(target, known):
+            found[target] = None
+    return list(found)
 
 
 def _did_you_mean(name: Any, known: Iterable[str]) -> str:

@@ -83,15 +83,38 @@ def load_resource(
         bad = next(
             (p for p, v in (("/id", rid), ("/kind", kind)) if not isinstance(v, str)), "/media-type"
         )
+        key = bad[1:]
+        found = meta.get(key)
+        said = f"{key} is missing" if found is None else f"{key} is {type_word(found)}"
         raise here.at(bad).fail(
             codes.RESOURCE_METADATA_INVALID,
-            f"Resource {path} must declare string id, kind, and media-type",
+            f"Resource {path} must declare string id, kind, and media-type; {said}",
         )
     if kind not in STATIC_KINDS:
+        import difflib  # a failure's path only
+
+        close = difflib.get_close_matches(kind, list(STATIC_KINDS), n=1, cutoff=0.6)
         raise here.at("/kind").fail(
-            codes.RESOURCE_KIND_INVALID, f"Static resource {path} has unsupported kind: {kind}"
+            codes.RESOURCE_KIND_INVALID,
+            f"Static resource {path} has unsupported kind: {kind}"
+            + (f"; did you mean {close[0]}?" if close else ""),
         )
     return LoadedResource(rid, kind, media, "markdown", path, rel, path, doc)
+
+
+def type_word(value: object) -> str:
+    """What a YAML value is, in words (``a number``, ``a list`` …)."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return (
+        "a list"
+        if isinstance(value, list)
+        else "a mapping"
+        if isinstance(value, dict)
+        else "not a string"
+    )
 
 
 # -- "did you mean" ------------------------------------------------------------------------

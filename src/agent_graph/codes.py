@@ -168,6 +168,7 @@ MATERIALIZER_RUNTIME_MISSING: Final = "materializer-runtime-missing"
 MATERIALIZER_WORKSPACE_MISSING: Final = "materializer-workspace-missing"
 MATERIALIZER_START_FAILED: Final = "materializer-start-failed"
 MATERIALIZER_CACHE_FAILED: Final = "materializer-cache-failed"
+MATERIALIZATION_CHANGED: Final = "materialization-changed"
 OPTION_INVALID: Final = "option-invalid"
 
 # Running processes (`agent_graph.exec`)

@@ -251,6 +251,28 @@ def test_binary_keeps_bytes_and_text_decodes_lossily(program: Program, tmp_path:
     ]
 
 
+@pytest.mark.parametrize("view", ["view.ok", "view.bin", "view.lossy"])
+def test_a_cached_view_is_read_back_only_while_it_has_its_receipts_digest(
+    program: Program, tmp_path: Path, view: str
+) -> None:
+    """Issue 27: an output edited on disk is never served as the view of its revision."""
+    done = _run(program, view, tmp_path / "c")
+    cached = Path(done.file_path)
+    assert done.read() == cached.read_bytes()
+    receipt = json.loads(Path(done.receipt_path).read_text(encoding="utf-8"))
+    assert receipt["digest"] == done.digest
+    cached.write_bytes(cached.read_bytes() + b"edited\n")
+    with pytest.raises(AgentGraphError) as caught:
+        done.read()
+    assert caught.value.code == "materialization-changed"
+    assert f"its receipt says {done.digest}" in caught.value.message
+    cached.unlink()
+    with pytest.raises(AgentGraphError) as caught:
+        done.read()
+    assert caught.value.code == "materialization-changed"
+    assert "cannot be read" in caught.value.message
+
+
 def test_background_grandchild_is_killed(program: Program, tmp_path: Path) -> None:
     started = time.monotonic()
     done = _run(program, "view.bg", tmp_path / "c")

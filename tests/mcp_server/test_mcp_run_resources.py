@@ -134,3 +134,38 @@ def test_resource_read_counts_as_served(tmp_path: Path, mode: str) -> None:
         assert read_states(routed["route"])[VIEW] == "current"
 
     with_client(build_server(host(tmp_path)), mode, body)
+
+
+@pytest.mark.parametrize("how", ["view", "resource_read"])
+def test_a_view_edited_in_the_cache_is_not_served_nor_marked_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """Issue 27: the cached output is checked against its receipt when it is read back;
+    here it is edited between the materialization and the read."""
+    from mcp.shared.exceptions import MCPError
+
+    import agent_graph.materialize as materialize_module
+
+    real = materialize_module.materialize
+
+    def then_edited(*args: Any, **kwargs: Any) -> Any:
+        done = real(*args, **kwargs)
+        Path(done.file_path).write_text("# Workspace status\nforged\n", encoding="utf-8")
+        return done
+
+    monkeypatch.setattr(materialize_module, "materialize", then_edited)
+
+    async def body(client: Any) -> None:
+        _, raw = await call(client, "run_start", {"run": "s1"})
+        if how == "view":
+            links = {c.name: str(c.uri) for c in raw.content if c.type == "resource_link"}
+            with pytest.raises(MCPError, match="changed after it was written"):
+                await client.read_resource(links[VIEW])
+        else:
+            result = await client.call_tool("resource_read", {"run": "s1", "id": VIEW})
+            assert result.is_error
+            assert "materialization-changed" in result.content[0].text
+        routed, _ = await call(client, "graph_route", {"run": "s1", "inContext": [VIEW]})
+        assert read_states(routed["route"])[VIEW] == "read-required"
+
+    with_client(build_server(host(tmp_path)), "auto", body)

@@ -7,6 +7,10 @@ encoding, so digests agree with the reference for the same output. Every other m
 type gets ``.bin`` and keeps the bytes exactly (digest of the raw bytes): a deliberate
 difference from 0.2.6, which decoded binary output as text too.
 
+Reading a cached file back (:func:`read_cached`) checks it against the digest its
+receipt records: an output edited or replaced on disk is ``materialization-changed``,
+never served as the view of that revision.
+
 Both files are written atomically (a temporary file beside the target, synced, then
 renamed), the content first; concurrent materializations of one Resource each replace
 whole files, so one consistent file remains.
@@ -79,3 +83,33 @@ def store(cache: Path, media_type: str, output: bytes, receipt: dict[str, Any]) 
             target.unlink(missing_ok=True)
         raise _failed(receipt_path, exc) from None
     return digest, target
+
+
+def read_cached(target: Path, media_type: str, digest: str) -> bytes:
+    """The cached content at ``target`` when it still has ``digest`` (the receipt's),
+    else ``materialization-changed``."""
+    from ..documents.files import read_bytes
+
+    try:
+        data = read_bytes(target, str(target))
+    except AgentGraphError as error:
+        raise _changed(target, f"it cannot be read ({error.message})") from None
+    found = digest_bytes(data) if extension_for(media_type) == BINARY else _text_digest(data)
+    if found != digest:
+        raise _changed(target, f"its digest is {found}, its receipt says {digest}")
+    return data
+
+
+def _text_digest(data: bytes) -> str:
+    try:
+        return digest_text(data.decode("utf-8"))
+    except UnicodeDecodeError:  # the cache holds UTF-8 text only: someone wrote this
+        return digest_bytes(data)
+
+
+def _changed(target: Path, why: str) -> AgentGraphError:
+    return AgentGraphError(
+        codes.MATERIALIZATION_CHANGED,
+        f"The cached materialization {target} changed after it was written: {why}; "
+        "materialize the view again",
+    )

@@ -84,6 +84,13 @@ class Materialized:
     file_path: str
     receipt_path: str
 
+    def read(self) -> bytes:
+        """The cached content, checked against :attr:`digest` (``materialization-changed``
+        when the file was edited or replaced since it was written)."""
+        from .cache import read_cached
+
+        return read_cached(Path(self.file_path), self.media_type, self.digest)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema": GRAPH_ACTION_LOCATION,

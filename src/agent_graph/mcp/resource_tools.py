@@ -17,6 +17,7 @@ from .serve_options import Client
 from .tools import HANDLE_PATTERN
 
 if TYPE_CHECKING:
+    from ..materialize import Materialized
     from ..vm import Program, RoutingState
 
 
@@ -31,14 +32,18 @@ class ResourceTools(RunTools):
         _, program = self._served(run)
         wanted = args["id"]
         location = next((s for s in static_files(program) if s[0] == wanted), None)
-        revision = None
+        revision: str | None = None
+        digest: str | None
         if location is None:
             resource = find_resource(program, wanted)  # resource-missing when it is none
             state = self._state(run, program, args["run"], client)
-            location, revision = self._materialized(program, run, resource.id, state)
-        rid, media, rel, digest = location
-        target = Path(rel) if os.path.isabs(rel) else program.root / rel
-        text = read_bytes(target, rel).decode("utf-8", "replace")
+            done, revision = self._materialized(program, run, resource.id, state)
+            rid, media, digest = done.id, done.media_type, done.digest
+            text = done.read().decode("utf-8", "replace")  # checked against its receipt
+        else:
+            rid, media, rel, digest = location
+            target = Path(rel) if os.path.isabs(rel) else program.root / rel
+            text = read_bytes(target, rel).decode("utf-8", "replace")
         self.reads.served(program.provider_id, rid, digest, revision)
         info = {"id": rid, "mediaType": media, "digest": digest}
         if revision is not None:
@@ -48,7 +53,7 @@ class ResourceTools(RunTools):
 
     def _materialized(
         self, program: Program, run: Run, rid: str, state: RoutingState, at: str | None = None
-    ) -> tuple[tuple[str, str, str, str | None], str]:
+    ) -> tuple[Materialized, str]:
         """The view ``rid`` materialized for the Run's current revision, and that revision
         (``at``: only for that one, else ``route-revision-stale``)."""
         import tempfile
@@ -71,7 +76,7 @@ class ResourceTools(RunTools):
             revision=revision,
             workspace=run.workspace or self.roots[0],
         )
-        return (done.id, done.media_type, done.file_path, done.digest), revision
+        return done, revision
 
     # -- resources -------------------------------------------------------------------------
 
@@ -113,7 +118,6 @@ class ResourceTools(RunTools):
     def _view_text(
         self, program: Program, run: Run, state: RoutingState, rid: str, revision: str
     ) -> tuple[str, str]:
-        from ..documents.files import read_bytes
         from ..ir import records as r
         from ..materialize.locate import find_resource
 
@@ -122,7 +126,7 @@ class ResourceTools(RunTools):
             raise AgentGraphError(
                 codes.RESOURCE_MISSING, f"Resource {rid} is not a context view this server serves"
             )
-        (found, media, path, digest), at = self._materialized(program, run, rid, state, revision)
-        text = read_bytes(Path(path), path).decode("utf-8", "replace")
-        self.reads.served(program.provider_id, found, digest, at)
-        return text, media
+        done, at = self._materialized(program, run, rid, state, revision)
+        text = done.read().decode("utf-8", "replace")  # checked against its receipt
+        self.reads.served(program.provider_id, done.id, done.digest, at)
+        return text, done.media_type

@@ -51,3 +51,30 @@ def test_a_flow_picture_names_its_own_shapes(capsys: pytest.CaptureFixture[str])
     legend = " ".join(line for line in out.splitlines() if "%% legend:" in line)
     for shape in ("start", "finish", "fork", "call"):
         assert SHAPE_MEANINGS[shape] in legend
+
+
+def test_a_gate_diamond_wraps_its_label_to_stay_near_its_size(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 27 item 14: a diamond is about twice its label's width, so the Gate's long
+    description is wrapped (at spaces, never inside a word) in DOT and in Mermaid."""
+    code, dot, _ = run(["graph", "report", "-m", WEEKLY, "--format", "dot"], capsys)
+    assert code == 0
+    (gate,) = [line for line in dot.splitlines() if "shape=diamond" in line]
+    assert 'label="approve\\ngate · report.publish\\nApprove the draft for\\npublication"' in gate
+    (box,) = [line for line in dot.splitlines() if 'label="publish\\n' in line]
+    assert "Publish the approved report" in box  # other shapes keep their lines
+    code, mermaid, _ = run(["graph", "report", "-m", WEEKLY], capsys)
+    assert '{"approve<br/>gate · report.publish<br/>Approve the draft for<br/>publication"}' in (
+        mermaid
+    )
+
+
+def test_diamond_lines_never_break_a_word() -> None:
+    from agent_graph.pictures.style import DIAMOND_LINE, diamond_lines
+
+    word = "x" * (DIAMOND_LINE + 5)
+    assert diamond_lines([word, "a b", ""]) == [word, "a b", ""]
+    wrapped = diamond_lines(["one two three four five six seven eight"])
+    assert all(len(line) <= DIAMOND_LINE for line in wrapped)
+    assert " ".join(wrapped) == "one two three four five six seven eight"

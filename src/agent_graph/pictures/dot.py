@@ -18,6 +18,7 @@ from .style import (
     PRIMARY_STROKE,
     PRIMARY_WIDTH,
     UNFIRED,
+    diamond_lines,
     legend,
 )
 
@@ -47,7 +48,8 @@ def _label(lines: list[str]) -> str:
 
 
 def _node(node: Node) -> str:
-    attributes = [_SHAPES[node.shape], f'label="{_label(node.lines)}"']
+    lines = diamond_lines(node.lines) if node.shape == "gate" else node.lines
+    attributes = [_SHAPES[node.shape], f'label="{_label(lines)}"']
     look = LOOKS.get(node.status or "")
     if look is not None:
         attributes.append(

@@ -10,7 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .model import Cluster, Edge, Node, Picture
-from .style import ALTERNATIVE_WIDTH, FIRED, LOOKS, PRIMARY_STROKE, PRIMARY_WIDTH, UNFIRED, legend
+from .style import (
+    ALTERNATIVE_WIDTH,
+    FIRED,
+    LOOKS,
+    PRIMARY_STROKE,
+    PRIMARY_WIDTH,
+    UNFIRED,
+    diamond_lines,
+    legend,
+)
 
 #: Opening and closing brackets per shape (Mermaid's flowchart node shapes).
 _SHAPES: dict[str, tuple[str, str]] = {
@@ -55,7 +64,8 @@ def _label(lines: list[str]) -> str:
 
 def _node(node: Node) -> str:
     opening, closing = _SHAPES[node.shape]
-    return f"{node.id}{opening}{_label(node.lines)}{closing}"
+    lines = diamond_lines(node.lines) if node.shape == "gate" else node.lines
+    return f"{node.id}{opening}{_label(lines)}{closing}"
 
 
 def _edge(edge: Edge) -> str:

@@ -62,6 +62,24 @@ SHAPE_MEANINGS: Final = {
 }
 
 
+#: A diamond must hold its label's rectangle, so it is about twice as wide and as tall as
+#: the label: one long line makes it very wide. Lines of a diamond are wrapped to this many
+#: characters (the weekly-report Gate drawn by dot: 394 x 88 pt before, 266 x 112 after).
+DIAMOND_LINE: Final = 22
+
+
+def diamond_lines(lines: list[str]) -> list[str]:
+    """``lines`` wrapped at spaces to :data:`DIAMOND_LINE` characters (a word longer than
+    that stays whole: an id is never broken)."""
+    import textwrap
+
+    out: list[str] = []
+    for line in lines:
+        wrapped = textwrap.wrap(line, DIAMOND_LINE, break_long_words=False, break_on_hyphens=False)
+        out += wrapped or [line]
+    return out
+
+
 def legend(picture: Picture) -> list[str]:
     """The legend of ``picture``: the shapes it uses, then (with a state) what the fill,
     the thick border and the edge colours say. Every line is plain text."""

@@ -66,12 +66,19 @@ class AgentGraphError(Exception):
     """A failure with a stable ``code``; ``diagnostics`` lists every finding behind it."""
 
     def __init__(
-        self, code: str, message: str, diagnostics: list[Diagnostic] | None = None
+        self,
+        code: str,
+        message: str,
+        diagnostics: list[Diagnostic] | None = None,
+        *,
+        hint: str | None = None,
     ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.diagnostics: list[Diagnostic] = list(diagnostics or [])
+        # for people only (a "did you mean"): the envelope keeps the reference's message
+        self.hint = hint
 
     def to_dict(self) -> dict[str, Any]:
         """The ``agent-graph.error.v1`` envelope."""

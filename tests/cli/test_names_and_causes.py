@@ -3,6 +3,7 @@ cause is one error, and messages say what is wrong in words the author can act o
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -250,3 +251,60 @@ def test_human_output_writes_paths_below_the_working_directory_relative(
 )
 def test_relative_paths_rewrites_only_paths_below_here(message: str, shown: str) -> None:
     assert relative_paths(message, "/w/p") == shown
+
+
+# -- item 9: graphs and entries -----------------------------------------------------------
+
+
+def test_an_entry_naming_a_missing_node_suggests_the_node(
+    weekly: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    edit(weekly / "graphs" / "report.yaml", "  default: draft", "  default: drat")
+    (found,) = diagnostics(capsys, "validate")
+    assert found["message"] == (
+        "Graph report entry default targets missing node drat; did you mean draft?"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "human", "message"),
+    [
+        (
+            ["evaluate", "reprt"],
+            "ERROR graph-missing: Provider example.weekly-report has no graph reprt; "
+            "did you mean report?",
+            "Provider example.weekly-report has no graph reprt",
+        ),
+        (
+            ["evaluate", "report", "--entry", "defualt"],
+            "ERROR entry-missing: Graph report has no entry defualt; did you mean default?",
+            None,
+        ),
+    ],
+)
+def test_a_misspelled_graph_or_entry_is_suggested_to_people_only(
+    weekly: Path,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    human: str,
+    message: str | None,
+) -> None:
+    """The suggestion is in the human line; the JSON keeps the reference's message (and,
+    for an entry, its Evaluation document)."""
+    code, out, err = run(args, capsys)
+    assert (code, out, err) == (1, "", human + "\n")
+    code, out, err = run([*args, "--format", "json"], capsys)
+    if message is None:
+        assert code == 0
+        assert "did you mean" not in out
+    else:
+        assert code == 1
+        assert json.loads(err)["error"]["message"] == message
+
+
+def test_a_name_close_to_nothing_gets_no_guess(
+    weekly: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(["evaluate", "zzzzzz"], capsys)
+    assert code == 1
+    assert err == "ERROR graph-missing: Provider example.weekly-report has no graph zzzzzz\n"

@@ -182,7 +182,7 @@ def report_evaluation(
     evaluation = program.evaluate(selected, entry, data.routing_state())
     doc = evaluation.to_dict()
     if opts.fmt == "human":  # --format json keeps the reference's Evaluation (exit 0)
-        refuse_missing_entry(doc)
+        refuse_missing_entry(doc, [name for name, _ in program.graph(selected).entrypoints])
     resolve = None
     primary = doc.get("primaryRoute")
     if primary is not None:  # with a binding, route takes the route id alone

@@ -176,6 +176,8 @@ def _headline_needed(error: AgentGraphError) -> bool:
 def error_lines(error: AgentGraphError, bases: Sequence[Path] = ()) -> list[str]:
     """The human lines of a failure: each problem once, then the count of problems."""
     lines = [f"ERROR {error.code}: {error.message}"] if _headline_needed(error) else []
+    if error.hint:
+        lines[-1:] = [f"{lines[-1]}; {error.hint}"] if lines else [error.hint]
     search = [*bases, Path(os.getcwd())]
     for diagnostic in error.diagnostics:
         lines.extend(describe(diagnostic, search))
@@ -207,7 +209,7 @@ def report_safely(fmt: str, document: dict[str, Any], lines: Sequence[str]) -> N
         sys.stdout.flush()
 
 
-def refuse_missing_entry(doc: dict[str, Any]) -> None:
+def refuse_missing_entry(doc: dict[str, Any], entries: Sequence[str] = ()) -> None:
     """Human output: an Entry the Graph lacks is an error of the command (exit 1).
 
     The reference (and ``--format json``) reports it as an Evaluation with statusCode
@@ -220,4 +222,9 @@ def refuse_missing_entry(doc: dict[str, Any]) -> None:
         return
     for diagnostic in doc["diagnostics"]:
         if diagnostic["code"] == codes.ENTRY_MISSING:
-            raise AgentGraphError(codes.ENTRY_MISSING, diagnostic["message"])
+            import difflib  # a failure's path only
+
+            entry = diagnostic["message"].rsplit(" ", 1)[-1]
+            close = difflib.get_close_matches(entry, list(entries), n=1)
+            hint = f"did you mean {close[0]}?" if close else None
+            raise AgentGraphError(codes.ENTRY_MISSING, diagnostic["message"], hint=hint)

@@ -299,7 +299,8 @@ def run_status_command(ctx: click.Context, /, state: str, **local: Any) -> None:
     evaluation = context.runnable.evaluate(run.graph, run.entry, evaluation_input(run))
     doc = evaluation.to_dict()
     if opts.fmt == "human":
-        refuse_missing_entry(doc)
+        entries = [name for name, _ in context.runnable.graph(run.graph).entrypoints]
+        refuse_missing_entry(doc, entries)
     path = _absolute(state)
     document = {
         "run": {"id": run.id, "state": path, "updatedAt": run.updated_at},

@@ -161,8 +161,13 @@ class Program:
         return self.ir.graphs[index]
 
     def _graph_missing(self, graph_id: str) -> AgentGraphError:
+        import difflib  # a failure's path only
+
+        close = difflib.get_close_matches(graph_id, list(self._graph_index), n=1)
         return AgentGraphError(
-            codes.GRAPH_MISSING, f"Provider {self.ir.provider_id} has no graph {graph_id}"
+            codes.GRAPH_MISSING,
+            f"Provider {self.ir.provider_id} has no graph {graph_id}",
+            hint=f"did you mean {close[0]}?" if close else None,
         )
 
     @property

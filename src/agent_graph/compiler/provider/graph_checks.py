@@ -179,7 +179,8 @@ def check_graph(
         if target not in first_seen:
             report(
                 codes.GRAPH_ENTRY_MISSING,
-                f"Graph {gid} entry {entry} targets missing node {target}",
+                f"Graph {gid} entry {entry} targets missing node {target}"
+                + _did_you_mean(target, first_seen),
                 join_pointer("/entrypoints", entry),
             )
 

@@ -308,3 +308,17 @@ def test_a_name_close_to_nothing_gets_no_guess(
     code, _, err = run(["evaluate", "zzzzzz"], capsys)
     assert code == 1
     assert err == "ERROR graph-missing: Provider example.weekly-report has no graph zzzzzz\n"
+
+
+def test_a_graph_test_naming_a_missing_graph_is_placed_relative_with_a_guess(
+    weekly: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    edit(weekly / "tests" / "01-fresh-week.yaml", "graph: report", "graph: reprt")
+    code, _, err = run(["test", "tests"], capsys)
+    assert code == 1
+    assert err.splitlines()[1] == (
+        "tests/01-fresh-week.yaml:3:8: graph-missing: Provider example.weekly-report has no "
+        "graph reprt (graph test 'a new week starts with the draft'); did you mean report?"
+    )
+    error = error_of(["test", "tests"], capsys)
+    assert error["message"] == "Provider example.weekly-report has no graph reprt"

@@ -137,10 +137,10 @@ def relative_paths(message: str, here: str | None = None) -> str:
 def describe(diagnostic: Diagnostic, bases: Sequence[Path]) -> list[str]:
     """``path:line:col: code: message`` plus the source line and a caret under the column."""
     label = "" if diagnostic.severity == "error" else f"{diagnostic.severity}: "
-    message = _message(diagnostic)
+    message, where = _message(diagnostic), diagnostic.location()
     if diagnostic.path is not None:
-        message = relative_paths(message)
-    lines = [f"{diagnostic.location()}: {label}{diagnostic.code}: {message}"]
+        message, where = relative_paths(message), relative_paths(where)
+    lines = [f"{where}: {label}{diagnostic.code}: {message}"]
     text = _source_line(diagnostic, bases)
     if text is not None and diagnostic.line is not None:
         gutter = f"{diagnostic.line:>5} | "

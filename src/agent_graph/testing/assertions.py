@@ -157,7 +157,8 @@ def _located(case: GraphTestCase, error: AgentGraphError, pointer: str) -> Agent
     """The same error, with a diagnostic pointing at the case that caused it."""
     if error.code == codes.GRAPH_MISSING:
         pointer = "/graph"
-    note = case.diagnostic(error.code, f"{error.message} (graph test {case.name!r})", pointer)
+    hint = f"; {error.hint}" if error.hint else ""
+    note = case.diagnostic(error.code, f"{error.message} (graph test {case.name!r}){hint}", pointer)
     return AgentGraphError(error.code, error.message, [*error.diagnostics, note])
 
 

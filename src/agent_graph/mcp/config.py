@@ -7,7 +7,6 @@ every event the server writes, so a Run says under which policy a Fact was obser
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .. import codes
+from ..canonical import digest_bytes
 from ..errors import AgentGraphError, Diagnostic
 
 CONFIG_SCHEMA = "agent-graph.mcp-config.v1"
@@ -148,7 +148,7 @@ def load_config(path: str | os.PathLike[str] | None) -> HostConfig:
         handlers=handlers,
         agents=agents,
         trusted_flows=tuple(item["fingerprint"] for item in value.get("trustedFlows", [])),
-        digest="sha256:" + hashlib.sha256(raw).hexdigest(),
+        digest=digest_bytes(raw),
         path=str(absolute),
     )
 

@@ -22,13 +22,13 @@ No authority is ever written: a delegatable Gate asked on a connection also offe
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from .. import codes
+from ..canonical import digest_bytes
 from ..errors import AgentGraphError
 from ..runs import Run, evaluation_input
 from ..runs.document import GATE_DECIDED, recorded, with_event, with_fact_paths
@@ -72,7 +72,7 @@ class Ask:
     @property
     def digest(self) -> str:
         text = json.dumps([self.message, self.schema], sort_keys=True, ensure_ascii=False)
-        return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+        return digest_bytes(text.encode())
 
     def state(self) -> str:
         """The plaintext of the 2026-07-28 ``requestState`` (the SDK seals it)."""

@@ -12,15 +12,12 @@ nothing else: not for a rejection, not for an agent's call, not for a route's pl
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .config import Handler
-
-MAX_ERROR_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,31 +49,15 @@ def handler_of(resolution: Mapping[str, Any], handlers: Mapping[str, Handler]) -
 def run_handler(
     handler: Handler, workspace: str, env: Mapping[str, str], request: Mapping[str, Any]
 ) -> Handled:
-    from ..exec import ExecError, minimal_env, run
+    from .configured import run_configured
 
-    environment = minimal_env()
-    environment.update(env)
     stdin = json.dumps(request, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    try:
-        done = run(
-            handler.command,
-            cwd=workspace,
-            env=environment,
-            timeout_s=handler.timeout_ms / 1000,
-            max_stdout=handler.max_output_bytes,
-            max_stderr=MAX_ERROR_BYTES,
-            stdin=stdin,
-        )
-    except ExecError as error:
-        return Handled(handler.id, "failed", message=f"{error.code}: {error.message}")
-    if done.timed_out:
-        return Handled(handler.id, "timeout", message=f"ran past {handler.timeout_ms} ms")
-    if done.overflow is not None:
-        return Handled(
-            handler.id, "failed", message=f"wrote more than its {done.overflow.stream} limit"
-        )
-    digest = "sha256:" + hashlib.sha256(done.stdout).hexdigest()
-    if done.exit_code != 0:
-        tail = done.stderr.decode("utf-8", "replace").strip()[-300:]
-        return Handled(handler.id, "failed", digest, f"exited with {done.exit_code}: {tail}")
-    return Handled(handler.id, "ok", digest)
+    ran = run_configured(
+        handler.command,
+        workspace=workspace,
+        env=env,
+        timeout_ms=handler.timeout_ms,
+        max_output_bytes=handler.max_output_bytes,
+        stdin=stdin,
+    )
+    return Handled(handler.id, ran.status, ran.digest, ran.message)

@@ -14,7 +14,6 @@ group killed on timeout or when it writes too much.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterator, Mapping
@@ -24,8 +23,6 @@ from typing import Any
 from ..errors import AgentGraphError
 from ..runs.document import UNSET
 from .config import HostConfig, Observer
-
-MAX_ERROR_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,34 +79,21 @@ def _file(observer: Observer, workspace: str) -> Seen:
 
 
 def _command(observer: Observer, workspace: str, env: Mapping[str, str]) -> Seen:
-    from ..exec import ExecError, minimal_env, run
+    from .configured import run_configured
 
     assert observer.command is not None
-    environment = minimal_env()
-    environment.update(env)
+    ran = run_configured(
+        observer.command,
+        workspace=workspace,
+        env=env,
+        timeout_ms=observer.timeout_ms,
+        max_output_bytes=observer.max_output_bytes,
+    )
+    if ran.status != "ok":  # a failed observer's output, if any, counts for nothing
+        return Seen(observer, ran.status, {}, message=ran.message)
+    digest, stdout = ran.digest, ran.stdout
     try:
-        done = run(
-            observer.command,
-            cwd=workspace,
-            env=environment,
-            timeout_s=observer.timeout_ms / 1000,
-            max_stdout=observer.max_output_bytes,
-            max_stderr=MAX_ERROR_BYTES,
-        )
-    except ExecError as error:
-        return Seen(observer, "failed", {}, message=f"{error.code}: {error.message}")
-    if done.timed_out:
-        return Seen(observer, "timeout", {}, message=f"ran past {observer.timeout_ms} ms")
-    if done.overflow is not None:
-        return Seen(
-            observer, "failed", {}, message=f"wrote more than its {done.overflow.stream} limit"
-        )
-    if done.exit_code != 0:
-        tail = done.stderr.decode("utf-8", "replace").strip()[-300:]
-        return Seen(observer, "failed", {}, message=f"exited with {done.exit_code}: {tail}")
-    digest = "sha256:" + hashlib.sha256(done.stdout).hexdigest()
-    try:
-        printed = json.loads(done.stdout.decode("utf-8"), parse_constant=_no_constant)
+        printed = json.loads(stdout.decode("utf-8"), parse_constant=_no_constant)
     except ValueError as error:
         return Seen(observer, "failed", {}, digest, f"stdout is not one JSON object: {error}")
     if not isinstance(printed, dict):

@@ -41,6 +41,7 @@ __all__ = [
     "RunSummary",
     "Stop",
     "check",
+    "checked",
     "compile",
     "discover",
     "events",
@@ -79,6 +80,20 @@ def compile(path: str | os.PathLike[str], *, lenient: bool = False) -> FlowProgr
     from ..compiler import compile_flow
 
     return compile_flow(path, lenient=lenient).program()
+
+
+def checked(
+    path: str | os.PathLike[str], *, lenient: bool = False
+) -> tuple[list[Diagnostic], FlowProgram | None]:
+    """:func:`check` and :func:`compile` in one pass: every diagnostic, and the program
+    when none is an error (``None`` otherwise). Never raises for bad input."""
+    from ..compiler import compile_flow
+
+    try:
+        compiled = compile_flow(path, lenient=lenient)
+    except AgentGraphError as error:
+        return list(error.diagnostics), None
+    return compiled.diagnostics(), compiled.program()
 
 
 def discover(root: str | os.PathLike[str]) -> list[FlowEntry]:

@@ -79,10 +79,9 @@ class FlowTools:
             if not fresh and self._cut_short(args["run"], doc):
                 return None  # the call refuses it without asking anyone
             program = self._resumed_program(args["run"], doc)
-        commands = commands_of(program)
-        if not commands or (program.fingerprint in fh.trusted and not fresh):
+        if not fh.needs_consent(program, fresh=fresh):
             return None
-        return ConsentAsk(program.root.id, program.fingerprint, tuple(commands), fresh)
+        return ConsentAsk(program.root.id, program.fingerprint, tuple(commands_of(program)), fresh)
 
     def _cut_short(self, handle: str, doc: RunDoc) -> bool:
         """Whether the Run has a command that was interrupted (a plain resume refuses)."""
@@ -122,9 +121,7 @@ class FlowTools:
     ) -> dict[str, Any] | None:
         """None when the Flow may run now; else the result saying why nothing ran."""
         fh = self._flow_host()
-        if not commands_of(program):
-            return None
-        if program.fingerprint in fh.trusted and not fresh:
+        if not fh.needs_consent(program, fresh=fresh):
             return None
         if (
             consent is not None

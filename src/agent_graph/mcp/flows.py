@@ -311,22 +311,29 @@ class FlowHost:
             f"There is no Flow {name} under the server's --flows directories: see flow_list",
         )
 
+    def needs_consent(self, program: FlowProgram, *, fresh: bool = False) -> bool:
+        """Whether the user must agree before ``program`` runs: it runs commands and its
+        fingerprint is not trusted (a rerun of interrupted commands always asks)."""
+        if not commands_of(program):
+            return False
+        return fresh or program.fingerprint not in self.trusted
+
     def consent_state(self, program: FlowProgram) -> str:
         if not commands_of(program):
             return "not-needed"
-        return "granted" if program.fingerprint in self.trusted else "required"
+        return "required" if self.needs_consent(program) else "granted"
 
     def describe(self, entry: Mapping[str, Any]) -> dict[str, Any]:
-        from ..flow import check, compile
+        from ..flow import checked
 
         item = {k: entry[k] for k in ("id", "name", "description") if entry.get(k) is not None}
         item["path"] = os.path.relpath(entry["path"], entry["root"])
-        errors = [d for d in check(entry["path"]) if d.severity == "error"]
-        if errors:
+        found, program = checked(entry["path"])
+        if program is None:
+            errors = [d for d in found if d.severity == "error"]
             item["status"] = "invalid"
             item["diagnostics"] = [{"code": d.code, "message": d.message} for d in errors[:5]]
             return item
-        program = compile(entry["path"])
         item["status"] = "valid"
         from ..flow.runtime.api import needs_agent
 

@@ -360,6 +360,10 @@ TTY_REQUIRED: Final = "tty-required"
 PATH_OUTSIDE_ROOTS: Final = "path-outside-roots"
 RESULT_TOO_LARGE: Final = "result-too-large"
 
+# Language server (`agc lsp`)
+LSP_SERVER_MISSING: Final = "lsp-server-missing"
+LSP_RENAME_REFUSED: Final = "lsp-rename-refused"
+
 # Command line
 USAGE_INVALID: Final = "usage-invalid"
 FORMAT_INVALID: Final = "format-invalid"

@@ -464,6 +464,12 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
         codes.PATH_OUTSIDE_ROOTS: "a workspace argument leads out of the server's workspaces",
         codes.RESULT_TOO_LARGE: "a tool result over the 24 KiB cap",
     },
+    "Language server (`agc lsp`)": {
+        codes.LSP_SERVER_MISSING: "agc lsp without pygls (pip install 'agent-graph[lsp]')",
+        codes.LSP_RENAME_REFUSED: (
+            "a rename to a node id that is taken, malformed, or not a node id at all"
+        ),
+    },
     "Command line": {
         codes.USAGE_INVALID: "unknown command or option, missing argument (exit 2)",
         codes.FORMAT_INVALID: "--format is not human or json (exit 2)",

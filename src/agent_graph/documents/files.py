@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from agent_graph import codes
+from agent_graph.documents.overlay import buffer_text
 from agent_graph.errors import AgentGraphError, Diagnostic
 
 #: Bytes read from a file at a time while hashing it.
@@ -196,8 +197,13 @@ def read_text(abs_path: Path, *, display: str) -> str:
 
     ``file-read-failed`` when it cannot be read, ``file-too-large`` over
     :data:`MAX_FILE_BYTES`, ``parse-failed`` when it is not UTF-8 or holds NUL (said
-    to be UTF-16 or UTF-32 text when it evidently is, at line 1, column 1).
+    to be UTF-16 or UTF-32 text when it evidently is, at line 1, column 1). Inside
+    :func:`agent_graph.documents.overlay.buffers` an editor's buffer for the path is the
+    text instead (the language server checks what is typed, not what is saved).
     """
+    buffered = buffer_text(abs_path)
+    if buffered is not None:
+        return _checked_buffer(buffered, abs_path, display)
     data = read_bytes(abs_path, display)
     try:
         text = data.decode("utf-8")
@@ -222,6 +228,26 @@ def read_text(abs_path: Path, *, display: str) -> str:
         wide = _wide_text(abs_path, data, display)
         if wide is not None:
             raise wide
+        line = text.count("\n", 0, nul) + 1
+        column = nul - text.rfind("\n", 0, nul)
+        raise file_error(
+            codes.PARSE_FAILED,
+            f"Cannot parse {abs_path}: the file contains a NUL character "
+            f"at line {line}, column {column}; is it a binary file?",
+            display,
+            line,
+            column,
+        )
+    return text
+
+
+def _checked_buffer(text: str, abs_path: Path, display: str) -> str:
+    """An editor's buffer read as the file: over the cap or holding NUL, refused the same way."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_FILE_BYTES:
+        raise _too_large(abs_path, size, display, MAX_FILE_BYTES)
+    nul = text.find("\0")
+    if nul != -1:
         line = text.count("\n", 0, nul) + 1
         column = nul - text.rfind("\n", 0, nul)
         raise file_error(

@@ -1,0 +1,163 @@
+"""The diagnostics of an owner, from the editor's buffers: what the command line reports.
+
+A Provider is checked as ``agc validate`` checks it (every pass up to ``CHECKED``), a Flow
+package as ``agc flow check`` does (up to ``load-closure``), with the buffers standing in
+for their files (:func:`agent_graph.documents.overlay.buffers`). Each diagnostic keeps its
+code, severity and message; its position becomes a range over the written token, and a
+did-you-mean becomes related information pointing at what was meant.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from .. import codes
+from ..documents.overlay import buffers
+from ..errors import AgentGraphError, Diagnostic
+from .owners import Owner
+from .parsed import Parsed, parse_file
+from .spans import Span, span_at
+
+_MEANT: Final = re.compile(r"did you mean `?([^`?\s]+)`?\?")
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One diagnostic placed in a file: ``related`` is (where, what) for a did-you-mean."""
+
+    span: Span
+    diagnostic: Diagnostic
+    related: list[tuple[Span, str]] = field(default_factory=list)
+
+
+def reported(owner: Owner, texts: Mapping[Path, str]) -> list[Diagnostic]:
+    """The diagnostics the command line reports for ``owner`` with ``texts`` as the files."""
+    with buffers(texts):
+        return _provider(owner.path) if owner.kind == "provider" else _flow(owner.path)
+
+
+def _provider(manifest: Path) -> list[Diagnostic]:
+    from ..compiler import CHECKED, compile_manifest
+
+    try:
+        state = compile_manifest(manifest, stop_after=CHECKED)
+    except AgentGraphError as error:
+        return error.diagnostics or [Diagnostic(error.code, error.message)]
+    assert state.provider is not None
+    return list(state.provider.warnings)
+
+
+def _flow(package: Path) -> list[Diagnostic]:
+    from ..compiler import compile_flow
+    from ..compiler.flow.pipeline import FLOW_CHECKED
+
+    try:
+        return compile_flow(package, stop_after=FLOW_CHECKED).diagnostics()
+    except AgentGraphError as error:
+        return error.diagnostics or [Diagnostic(error.code, error.message)]
+
+
+def base_of(owner: Owner) -> Path:
+    """What the diagnostics' paths are relative to: the Provider's directory, or the
+    directory the Flow package is in."""
+    if owner.kind == "provider":
+        return owner.path.parent
+    return Path(os.path.realpath(owner.path)).parent
+
+
+def findings(owner: Owner, texts: Mapping[Path, str]) -> dict[Path, list[Finding]]:
+    """Every diagnostic of ``owner``, by the file it is in (the owner's own file when it
+    names none)."""
+    base = base_of(owner)
+    home = owner.path if owner.kind == "provider" else owner.path / "FLOW.md"
+    placed: dict[Path, list[Finding]] = {}
+    with buffers(texts):
+        for diagnostic in reported(owner, texts):
+            path = Path(os.path.normpath(base / diagnostic.path)) if diagnostic.path else home
+            if owner.kind == "flow":
+                path = _as_written(path, owner)
+            parsed = parse_file(path)
+            placed.setdefault(path, []).append(_placed(diagnostic, path, parsed, base))
+    return placed
+
+
+def _as_written(path: Path, owner: Owner) -> Path:
+    """``path`` under the package as the editor names it, when the compiler named it by
+    its real path."""
+    real_root = Path(os.path.realpath(owner.path))
+    try:
+        return owner.path / path.relative_to(real_root)
+    except ValueError:
+        return path
+
+
+def _lines(path: Path, parsed: Parsed | None) -> list[str]:
+    if parsed is not None:
+        return parsed.lines
+    from ..documents.sources import read_text
+    from .spans import lines_of
+
+    try:
+        return lines_of(read_text(path, display=path.name))
+    except AgentGraphError:
+        return []
+
+
+def _placed(diagnostic: Diagnostic, path: Path, parsed: Parsed | None, base: Path) -> Finding:
+    lines = _lines(path, parsed)
+    if diagnostic.line is None:
+        span = Span(path, 0, 0, max(len(lines[0]) if lines else 0, 1))
+    else:
+        span = span_at(path, lines, diagnostic.line, diagnostic.column or 1)
+    if diagnostic.code == codes.GRAPH_EDGE_NODE_MISSING and parsed is not None:
+        span = _missing_end(parsed, diagnostic.pointer) or span
+    return Finding(span, diagnostic, _related(diagnostic, span, parsed, base))
+
+
+def _node_ids(parsed: Parsed) -> set[str]:
+    nodes = parsed.value.get("nodes") if isinstance(parsed.value, dict) else None
+    if not isinstance(nodes, list):
+        return set()
+    return {n["id"] for n in nodes if isinstance(n, dict) and isinstance(n.get("id"), str)}
+
+
+def _missing_end(parsed: Parsed, pointer: str | None) -> Span | None:
+    """The edge's ``to`` (or ``from``) that names no node: where the typo is."""
+    if pointer is None or not pointer.startswith("/edges/"):
+        return None
+    try:
+        edge = parsed.value["edges"][int(pointer.split("/")[2])]
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
+    known = _node_ids(parsed)
+    for member in ("to", "from"):
+        if isinstance(edge, dict) and edge.get(member) not in known:
+            return parsed.span(f"{pointer}/{member}")
+    return None
+
+
+def _related(
+    diagnostic: Diagnostic, span: Span, parsed: Parsed | None, base: Path
+) -> list[tuple[Span, str]]:
+    suggestion = diagnostic.detail.get("suggestion")
+    if not isinstance(suggestion, str):
+        found = _MEANT.search(diagnostic.message)
+        suggestion = found.group(1) if found else None
+    if suggestion is None:
+        return []
+    message = f"did you mean {suggestion}?"
+    if parsed is not None and suggestion in _node_ids(parsed):
+        for index, node in enumerate(parsed.value["nodes"]):
+            if isinstance(node, dict) and node.get("id") == suggestion:
+                where = parsed.span(f"/nodes/{index}/id")
+                if where is not None:
+                    return [(where, message)]
+    candidate = Path(os.path.normpath(base / suggestion))
+    if "/" in suggestion and candidate.is_file():
+        return [(Span(candidate, 0, 0, 0), message)]
+    return [(span, message)]

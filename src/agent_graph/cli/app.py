@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "inspect": ("validate", "inspect_group"),
     "import": ("importcmd", "import_group"),
     "ir": ("ir", "ir_group"),
+    "lsp": ("lsp", "lsp_command"),
     "mcp": ("mcp", "mcp_group"),
     "migrate": ("migrate", "migrate_command"),
     "resource": ("resource", "resource_group"),
@@ -56,7 +57,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 #: The order ``agc --help`` lists the commands in: the order of the work.
 WORKFLOW: Final = (
     "init", "validate", "test", "evaluate", "route", "explain", "graph", "run", "build",
-    "inspect", "code", "resource", "ir", "import", "migrate", "schema", "flow", "mcp", "help",
+    "inspect", "code", "resource", "ir", "import", "migrate", "schema", "flow", "mcp", "lsp",
+    "help",
 )  # fmt: skip
 _WEEKLY = "examples/weekly-report/provider.yaml"
 _DRAFTED = """--facts '{"report":{"digest":"sha256:1f"}}'"""
@@ -82,6 +84,7 @@ EXAMPLES: Final = {
     "schema": "agc schema list",
     "flow": "agc flow check examples/flows/repo-stats",
     "mcp": f"agc mcp config claude -m {_WEEKLY}",
+    "lsp": "agc lsp < /dev/null  # an editor starts it; it serves until stdin closes",
     "help": "agc help run record",
 }
 #: The options every command takes; listed once, by ``agc --help``, and named at the end

@@ -64,13 +64,13 @@ def _range(server: AgentGraphServer, span: Span) -> types.Range:
     lines = server.session.lines(span.path)
     text = lines[span.line] if span.line < len(lines) else ""
     return types.Range(
-        types.Position(span.line, to_utf16(text, span.start)),
-        types.Position(span.line, to_utf16(text, span.end)),
+        start=types.Position(line=span.line, character=to_utf16(text, span.start)),
+        end=types.Position(line=span.line, character=to_utf16(text, span.end)),
     )
 
 
 def _location(server: AgentGraphServer, span: Span) -> types.Location:
-    return types.Location(_uri(span.path), _range(server, span))
+    return types.Location(uri=_uri(span.path), range=_range(server, span))
 
 
 def _at(server: AgentGraphServer, uri: str, position: types.Position) -> tuple[Path, int, int]:
@@ -83,10 +83,13 @@ def _at(server: AgentGraphServer, uri: str, position: types.Position) -> tuple[P
 def _diagnostic(server: AgentGraphServer, found: Finding) -> types.Diagnostic:
     d = found.diagnostic
     related = [
-        types.DiagnosticRelatedInformation(_location(server, where), message)
+        types.DiagnosticRelatedInformation(location=_location(server, where), message=message)
         for where, message in found.related
     ]
-    data: dict[str, Any] = {"pointer": d.pointer} if d.pointer else {}
+    # the command line's own place and detail, as agc validate --format json prints them
+    # (the range may be narrower: an edge's misspelled end rather than the whole edge)
+    shown = d.to_dict()
+    data: dict[str, Any] = {k: shown[k] for k in ("path", "detail") if k in shown}
     return types.Diagnostic(
         range=_range(server, found.span),
         message=d.message,
@@ -102,7 +105,9 @@ def publish(server: AgentGraphServer, path: Path) -> None:
     """Check the owner of ``path`` now and publish every file's diagnostics."""
     for file, found in server.session.diagnostics(path).items():
         server.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(_uri(file), [_diagnostic(server, f) for f in found])
+            types.PublishDiagnosticsParams(
+                uri=_uri(file), diagnostics=[_diagnostic(server, f) for f in found]
+            )
         )
 
 
@@ -173,7 +178,7 @@ def build_server() -> AgentGraphServer:
         text = ls.session.hover(*_at(ls, params.text_document.uri, params.position))
         if text is None:
             return None
-        return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, text))
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
 
     @server.feature(types.TEXT_DOCUMENT_RENAME)
     def rename(ls: AgentGraphServer, params: types.RenameParams) -> types.WorkspaceEdit:
@@ -184,7 +189,7 @@ def build_server() -> AgentGraphServer:
             raise JsonRpcInvalidParams(f"{error.code}: {error.message}") from None
         changes: dict[str, list[types.TextEdit]] = {}
         for span in spans:
-            edit = types.TextEdit(_range(ls, span), params.new_name)
+            edit = types.TextEdit(range=_range(ls, span), new_text=params.new_name)
             changes.setdefault(_uri(span.path), []).append(edit)
         return types.WorkspaceEdit(changes=changes)
 

@@ -10,6 +10,7 @@ import click
 
 from .. import codes
 from ..errors import AgentGraphError
+from .options import format_option
 
 
 @click.command("lsp")
@@ -19,7 +20,8 @@ from ..errors import AgentGraphError
     default=True,
     help="Speak the protocol on stdin/stdout (the only transport; editors pass it).",
 )
-def lsp_command(stdio: bool) -> None:
+@format_option  # shapes a start-up error; the server itself speaks the protocol
+def lsp_command(stdio: bool, fmt: str | None) -> None:
     """Serve Provider files and FLOW.md packages to an editor: diagnostics as you type,
     definition, references, hover, rename and completion."""
     from ..lsp import INSTALL_HINT

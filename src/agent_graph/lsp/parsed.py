@@ -63,13 +63,38 @@ def parse_text(path: Path, text: str) -> Parsed | None:
     return parsed
 
 
-def parse_file(path: Path) -> Parsed | None:
-    """The file at ``path`` (an editor's buffer for it inside ``buffers``), parsed."""
+_good: OrderedDict[Path, Parsed] = OrderedDict()
+
+
+def parse_file(path: Path, *, last_good: bool = False) -> Parsed | None:
+    """The file at ``path`` (an editor's buffer for it inside ``buffers``), parsed.
+
+    ``last_good``: when the text does not parse (a value half typed), the last parse of
+    that file that did, or the saved file's, so names stay findable while typing.
+    """
     try:
         text = read_text(path, display=path.name)
     except AgentGraphError:
         return None
-    return parse_text(path, text)
+    parsed = parse_text(path, text)
+    if parsed is not None:
+        _good[path] = parsed
+        _good.move_to_end(path)
+        if len(_good) > _KEPT:
+            _good.popitem(last=False)
+        return parsed
+    if not last_good:
+        return None
+    kept = _good.get(path)
+    if kept is not None:
+        return kept
+    from ..documents.files import read_bytes
+
+    try:
+        saved = read_bytes(path, path.name).decode("utf-8")
+    except (AgentGraphError, UnicodeDecodeError):
+        return None
+    return parse_text(path, saved)
 
 
 def _parse(path: Path, text: str) -> Parsed | None:

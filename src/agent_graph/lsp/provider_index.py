@@ -108,7 +108,7 @@ def build(manifest: Path) -> ProviderIndex:
     """The index of the Provider at ``manifest`` (call inside ``buffers`` to read buffers)."""
     index = ProviderIndex(manifest.parent, manifest)
     for path in _files(index.root):
-        parsed = parse_file(path)
+        parsed = parse_file(path, last_good=True)
         if parsed is not None and isinstance(parsed.value, dict):
             index.files[path] = parsed
     # declarations first, so the references below can name the Graph they point into

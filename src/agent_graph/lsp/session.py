@@ -138,6 +138,9 @@ class Session:
         path = _abs(path)
         flow = self._flow(path)
         if flow is not None:
+            typed = self.lines(path)[line][:column] if line < len(self.lines(path)) else ""
+            if "-->" not in typed:  # node refs are expected only after an arrow
+                return []
             refs = dict.fromkeys(r.name for r in flow.refs if r.child is None)
             return [
                 completion.Item(name, "node", flow.kinds.get(name, ("", ""))[0]) for name in refs

@@ -49,15 +49,21 @@ def test_without_pygls_agc_lsp_fails_with_the_install_command() -> None:
 
 
 def test_checking_a_provider_leaves_pygls_unloaded() -> None:
+    manifest = PACKAGE.parents[1] / "examples" / "weekly-report" / "provider.yaml"
     script = (
         "import sys, json\n"
         "from pathlib import Path\n"
         "from agent_graph.lsp.session import Session\n"
-        f"s = Session(); s.diagnostics(Path({str(PACKAGE.parents[1] / 'examples' / 'weekly-report' / 'provider.yaml')!r}))\n"
-        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('pygls', 'lsprotocol'))))\n"
+        "found = Session().diagnostics(Path(sys.argv[1]))\n"
+        "loaded = [m for m in sys.modules if m.split('.')[0] in ('pygls', 'lsprotocol')]\n"
+        "print(json.dumps({'files': len(found), 'loaded': loaded}))\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=60
+        [sys.executable, "-c", script, str(manifest)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == []
+    assert json.loads(done.stdout) == {"files": 1, "loaded": []}

@@ -18,10 +18,12 @@ from typing import Final
 
 from .. import codes
 from ..documents.overlay import buffers
+from ..documents.sourcemap import Document
+from ..documents.sources import TextSourceMap
 from ..errors import AgentGraphError, Diagnostic
 from .owners import Owner
 from .parsed import Parsed, parse_file
-from .spans import Span, span_at
+from .spans import Span, lines_of, span_at
 
 _MEANT: Final = re.compile(r"did you mean `?([^`?\s]+)`?\?")
 
@@ -35,21 +37,44 @@ class Finding:
     related: list[tuple[Span, str]] = field(default_factory=list)
 
 
-def reported(owner: Owner, texts: Mapping[Path, str]) -> list[Diagnostic]:
+@dataclass(slots=True)
+class Report:
+    """The diagnostics, and the Graph documents the compiler parsed on the way (so they
+    are not parsed a second time to place a diagnostic)."""
+
+    diagnostics: list[Diagnostic]
+    documents: dict[Path, Document] = field(default_factory=dict)
+
+
+def reported(owner: Owner, texts: Mapping[Path, str]) -> Report:
     """The diagnostics the command line reports for ``owner`` with ``texts`` as the files."""
     with buffers(texts):
-        return _provider(owner.path) if owner.kind == "provider" else _flow(owner.path)
+        if owner.kind == "provider":
+            return _provider(owner.path)
+        return Report(_flow(owner.path))
 
 
-def _provider(manifest: Path) -> list[Diagnostic]:
+def _provider(manifest: Path) -> Report:
     from ..compiler import CHECKED, compile_manifest
+    from ..compiler.provider.pipeline import pass_names
 
+    names = pass_names()
+    # every check, stopped before raise-collected so the state (and its parsed Graphs)
+    # survives a failure; then raise-collected and the rest, as agc validate runs them
+    checked = names[names.index("raise-collected") - 1]
     try:
-        state = compile_manifest(manifest, stop_after=CHECKED)
+        state = compile_manifest(manifest, stop_after=checked)
     except AgentGraphError as error:
-        return error.diagnostics or [Diagnostic(error.code, error.message)]
+        return Report(error.diagnostics or [Diagnostic(error.code, error.message)])
+    loader = state.loader
+    documents = {g.path: g.doc for g in loader.graphs.values()} if loader is not None else {}
+    try:
+        compile_manifest(state, stop_after=CHECKED)
+    except AgentGraphError as error:
+        diagnostics = error.diagnostics or [Diagnostic(error.code, error.message)]
+        return Report(diagnostics, documents)
     assert state.provider is not None
-    return list(state.provider.warnings)
+    return Report(list(state.provider.warnings), documents)
 
 
 def _flow(package: Path) -> list[Diagnostic]:
@@ -77,12 +102,13 @@ def findings(owner: Owner, texts: Mapping[Path, str]) -> dict[Path, list[Finding
     home = owner.path if owner.kind == "provider" else owner.path / "FLOW.md"
     placed: dict[Path, list[Finding]] = {}
     with buffers(texts):
-        for diagnostic in reported(owner, texts):
+        report = reported(owner, texts)
+        for diagnostic in report.diagnostics:
             path = Path(os.path.normpath(base / diagnostic.path)) if diagnostic.path else home
             if owner.kind == "flow":
                 path = _as_written(path, owner)
-            parsed = parse_file(path)
-            placed.setdefault(path, []).append(_placed(diagnostic, path, parsed, base))
+            document = report.documents.get(path)
+            placed.setdefault(path, []).append(_placed(diagnostic, path, base, document))
     return placed
 
 
@@ -96,11 +122,8 @@ def _as_written(path: Path, owner: Owner) -> Path:
         return path
 
 
-def _lines(path: Path, parsed: Parsed | None) -> list[str]:
-    if parsed is not None:
-        return parsed.lines
+def _lines(path: Path) -> list[str]:
     from ..documents.sources import read_text
-    from .spans import lines_of
 
     try:
         return lines_of(read_text(path, display=path.name))
@@ -108,15 +131,37 @@ def _lines(path: Path, parsed: Parsed | None) -> list[str]:
         return []
 
 
-def _placed(diagnostic: Diagnostic, path: Path, parsed: Parsed | None, base: Path) -> Finding:
-    lines = _lines(path, parsed)
+def _placed(diagnostic: Diagnostic, path: Path, base: Path, document: Document | None) -> Finding:
+    lines = _lines(path)
     if diagnostic.line is None:
         span = Span(path, 0, 0, max(len(lines[0]) if lines else 0, 1))
     else:
         span = span_at(path, lines, diagnostic.line, diagnostic.column or 1)
+    suggestion = _suggestion(diagnostic)
+    if diagnostic.code != codes.GRAPH_EDGE_NODE_MISSING and suggestion is None:
+        return Finding(span, diagnostic)
+    # only these need the file's structure: parsing a big graph again costs as much as
+    # checking it, so the other diagnostics are placed from the lines alone
+    parsed = _parsed(path, document)
     if diagnostic.code == codes.GRAPH_EDGE_NODE_MISSING and parsed is not None:
         span = _missing_end(parsed, diagnostic.pointer) or span
-    return Finding(span, diagnostic, _related(diagnostic, span, parsed, base))
+    if suggestion is None:
+        return Finding(span, diagnostic)
+    return Finding(span, diagnostic, [_related(suggestion, span, parsed, base)])
+
+
+def _parsed(path: Path, document: Document | None) -> Parsed | None:
+    if document is not None and isinstance(document.source, TextSourceMap):
+        return Parsed(path, document.value, document.source, lines_of(document.source.text))
+    return parse_file(path)
+
+
+def _suggestion(diagnostic: Diagnostic) -> str | None:
+    suggestion = diagnostic.detail.get("suggestion")
+    if isinstance(suggestion, str):
+        return suggestion
+    found = _MEANT.search(diagnostic.message)
+    return found.group(1) if found else None
 
 
 def _node_ids(parsed: Parsed) -> set[str]:
@@ -141,23 +186,17 @@ def _missing_end(parsed: Parsed, pointer: str | None) -> Span | None:
     return None
 
 
-def _related(
-    diagnostic: Diagnostic, span: Span, parsed: Parsed | None, base: Path
-) -> list[tuple[Span, str]]:
-    suggestion = diagnostic.detail.get("suggestion")
-    if not isinstance(suggestion, str):
-        found = _MEANT.search(diagnostic.message)
-        suggestion = found.group(1) if found else None
-    if suggestion is None:
-        return []
+def _related(suggestion: str, span: Span, parsed: Parsed | None, base: Path) -> tuple[Span, str]:
+    """Where the suggested name is: a node's id in this Graph, a file, or (a member name,
+    a code) the diagnostic's own place."""
     message = f"did you mean {suggestion}?"
     if parsed is not None and suggestion in _node_ids(parsed):
         for index, node in enumerate(parsed.value["nodes"]):
             if isinstance(node, dict) and node.get("id") == suggestion:
                 where = parsed.span(f"/nodes/{index}/id")
                 if where is not None:
-                    return [(where, message)]
+                    return where, message
     candidate = Path(os.path.normpath(base / suggestion))
     if "/" in suggestion and candidate.is_file():
-        return [(Span(candidate, 0, 0, 0), message)]
-    return [(span, message)]
+        return Span(candidate, 0, 0, 0), message
+    return span, message

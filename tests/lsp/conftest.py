@@ -59,6 +59,27 @@ def change(client: LanguageClient, uri: str, text: str, version: int) -> None:
     )
 
 
+def type_at(
+    client: LanguageClient, uri: str, row: int, column: int, text: str, version: int
+) -> int:
+    """Type ``text`` one character a change at ``row``/``column``, as an editor sends
+    keystrokes (ranged, incremental changes); returns the next version."""
+    for offset, char in enumerate(text):
+        at = types.Position(line=row, character=column + offset)
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[
+                    types.TextDocumentContentChangePartial(
+                        range=types.Range(start=at, end=at), text=char
+                    )
+                ],
+            )
+        )
+        version += 1
+    return version
+
+
 async def diagnostics(
     client: LanguageClient,
     uri: str,

@@ -13,7 +13,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from conftest import change, diagnostics, open_file
+from conftest import change, diagnostics, open_file, type_at
 
 BROKEN = ("{ from: publish, to: done }", "{ from: publish, to: dnoe }")
 
@@ -77,23 +77,27 @@ async def test_typing_an_edge_to_a_misspelled_node_shows_did_you_mean_before_sav
     text = graph.read_text(encoding="utf-8")
     uri = open_file(client, graph, text)
     assert await diagnostics(client, uri, lambda d: not d) == ()
-    typed = text.rstrip("\n") + "\n  - { from: approve, to: pubish }\n"
-    change(client, uri, typed, 2)
-    (found,) = await diagnostics(client, uri, lambda d: bool(d))
-    assert found.code == "graph-edge-node-missing"
+    row = len(text.split("\n")) - 1  # the empty line after the last edge
+    typed = "  - { from: approve, to: pubish }"
+    type_at(client, uri, row, 0, typed, 2)
+    (found,) = await diagnostics(
+        client, uri, lambda d: [x.code for x in d] == ["graph-edge-node-missing"]
+    )
     assert found.severity == types.DiagnosticSeverity.Error
-    row = len(typed.split("\n")) - 2
-    column = typed.split("\n")[row].index("pubish")
+    column = typed.index("pubish")
     assert found.range == types.Range(
         start=types.Position(line=row, character=column),
         end=types.Position(line=row, character=column + len("pubish")),
     )
+    assert found.message.endswith("references a missing node; did you mean publish?")
     (meant,) = found.related_information or []
     assert meant.message == "did you mean publish?"
-    lines = text.split("\n")
-    node_row = lines.index("  - id: publish")
+    node_row = text.split("\n").index("  - id: publish")
     assert meant.location.uri == uri
-    assert meant.location.range.start == types.Position(line=node_row, character=8)
+    assert meant.location.range == types.Range(
+        start=types.Position(line=node_row, character=8),
+        end=types.Position(line=node_row, character=8 + len("publish")),
+    )
     assert graph.read_text(encoding="utf-8") == text  # nothing was saved
 
 

@@ -104,10 +104,11 @@ class ProviderIndex:
         return found.nodes if found is not None else {}
 
 
-def build(manifest: Path) -> ProviderIndex:
-    """The index of the Provider at ``manifest`` (call inside ``buffers`` to read buffers)."""
+def build(manifest: Path, outside: tuple[Path, ...] = ()) -> ProviderIndex:
+    """The index of the Provider at ``manifest`` (call inside ``buffers`` to read buffers);
+    ``outside``: files of it that are not under its directory (a bound SKILL.md)."""
     index = ProviderIndex(manifest.parent, manifest)
-    for path in _files(index.root):
+    for path in [*_files(index.root), *outside]:
         parsed = parse_file(path, last_good=True)
         if parsed is not None and isinstance(parsed.value, dict):
             index.files[path] = parsed

@@ -27,6 +27,7 @@ class Session:
     generation: int = 0
     _indexes: dict[Owner, tuple[int, object]] = field(default_factory=dict)
     _published: dict[Owner, set[Path]] = field(default_factory=dict)
+    _outside: set[Path] = field(default_factory=set)  # files asked about outside their owner
 
     # -- buffers ------------------------------------------------------------------------
     def update(self, path: Path, text: str) -> None:
@@ -76,8 +77,14 @@ class Session:
             return kept[1]
         built: object
         if owner.kind == "provider":
+            root = owner.path.parent
+            outside = tuple(
+                p
+                for p in sorted({*self.texts, *self._outside})
+                if root not in p.parents and self.owner(p) == owner
+            )
             with buffers(self.texts):
-                built = provider_index.build(owner.path)
+                built = provider_index.build(owner.path, outside)
         else:
             built = flow_index.build(owner.path, self.texts)
         self._indexes[owner] = (self.generation, built)
@@ -87,6 +94,9 @@ class Session:
         owner = self.owner(path)
         if owner is None or owner.kind != "provider":
             return None
+        if owner.path.parent not in path.parents and path not in self._outside:
+            self._outside.add(path)  # a bound SKILL.md outside the Provider's directory
+            self.generation += 1
         built = self._index(owner)
         assert isinstance(built, provider_index.ProviderIndex)
         return built

@@ -59,3 +59,65 @@ def test_a_file_whose_problem_is_fixed_gets_an_empty_list(tmp_path: Path) -> Non
     session.update(catalog, text)
     again = session.diagnostics(catalog)
     assert again == {graph: [], catalog: []}
+
+
+def test_completion_contexts_from_the_text_before_the_cursor() -> None:
+    from agent_graph.lsp.complete import context
+
+    lines = [
+        "entrypoints:",
+        "  default: dr",
+        "nodes:",
+        "  - id: draft",
+        "    resources:",
+        "      required:",
+        "        - proc",
+        "      recommended: [resources/a.md, ",
+        "    reasonCode: route.",
+        "  - { from: a, to: ",
+    ]
+    assert context(lines, 1, len(lines[1])) == "default"
+    assert context(lines, 6, len(lines[6])) == "required"
+    assert context(lines, 7, len(lines[7])) == "recommended"
+    assert context(lines, 8, len(lines[8])) == "reasonCode"
+    assert context(lines, 9, len(lines[9])) == "to"
+    assert context(lines, 3, 4) == "nodes"  # a new item of nodes: no reference there
+    assert context(["name: x"], 0, 2) is None  # inside a key
+
+
+def test_completion_offers_resource_ids_and_entry_targets(tmp_path: Path) -> None:
+    root = Path(shutil.copytree(EXAMPLES / "weekly-report", tmp_path / "weekly"))
+    graph = root / "graphs" / "report.yaml"
+    lines = graph.read_text(encoding="utf-8").split("\n")
+    session = Session()
+    entry = lines.index("  default: draft")
+    offered = {i.label for i in session.complete(graph, entry, len("  default: "))}
+    assert offered == {"draft", "approve", "publish", "check-publication", "done"}
+    required = lines.index("        - resources/procedures/draft-report.md")
+    items = session.complete(graph, required, len("        - "))
+    ids = {i.label for i in items if i.kind == "resource"}
+    assert ids == {
+        "diagnostic.report.publication-unverified",
+        "procedure.report.check-publication",
+        "procedure.report.draft",
+        "procedure.report.publish",
+    }
+    assert "resources/procedures/draft-report.md" in {i.label for i in items if i.kind == "file"}
+
+
+def test_flow_hover_references_and_completion_after_an_arrow() -> None:
+    entry = EXAMPLES / "flows" / "ship-release" / "FLOW.md"
+    lines = entry.read_text(encoding="utf-8").split("\n")
+    session = Session()
+    row = next(i for i, line in enumerate(lines) if line.strip().startswith("triage -->|retry|"))
+    column = lines[row].index("triage") + 1
+    assert session.hover(entry, row, column) == (
+        "**triage**: work node, section `## Triage the failed preflight`"
+    )
+    places = session.references(entry, row, column, True)
+    written = sorted({(s.line, lines[s.line][s.start : s.end]) for s in places})
+    assert [text for _, text in written].count("triage") == 3  # two edges and its declaration
+    assert ("Triage the failed preflight") in [text for _, text in written]
+    arrow = lines[row].index("-->") + len("-->|retry| ")
+    assert "notes" in {i.label for i in session.complete(entry, row, arrow)}
+    assert session.complete(entry, row, 2) == []

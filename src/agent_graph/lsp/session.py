@@ -27,12 +27,14 @@ class Session:
     generation: int = 0
     _indexes: dict[Owner, tuple[int, object]] = field(default_factory=dict)
     _published: dict[Owner, set[Path]] = field(default_factory=dict)
+    _lines: dict[Path, tuple[int, list[str]]] = field(default_factory=dict)
     _outside: set[Path] = field(default_factory=set)  # files asked about outside their owner
 
     # -- buffers ------------------------------------------------------------------------
     def update(self, path: Path, text: str) -> None:
         self.texts[_abs(path)] = text
         self.generation += 1
+        self._lines.clear()
 
     def close(self, path: Path) -> None:
         self.texts.pop(_abs(path), None)
@@ -47,14 +49,21 @@ class Session:
         return owner_of(path, self.texts.get(path))
 
     def lines(self, path: Path) -> list[str]:
+        """The file's lines (its buffer's when open); kept until the next change, since a
+        publish converts every range of a file with them."""
         path = _abs(path)
+        kept = self._lines.get(path)
+        if kept is not None and kept[0] == self.generation:
+            return kept[1]
         text = self.texts.get(path)
         if text is None:
             try:
                 text = read_text(path, display=path.name)
             except AgentGraphError:
-                return []
-        return lines_of(text.removeprefix("\ufeff"))
+                text = ""
+        lines = lines_of(text.removeprefix("\ufeff"))
+        self._lines[path] = (self.generation, lines)
+        return lines
 
     # -- diagnostics --------------------------------------------------------------------
     def diagnostics(self, path: Path) -> dict[Path, list[Finding]]:

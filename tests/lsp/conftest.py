@@ -17,7 +17,8 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 @pytest_lsp.fixture(
-    config=ClientServerConfig(server_command=[sys.executable, "-m", "agent_graph", "lsp"])
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "agent_graph", "lsp"]),
+    scope="module",  # one server a module: each test works in its own copy of the examples
 )
 async def client(lsp_client: LanguageClient) -> None:  # type: ignore[misc]
     await lsp_client.initialize_session(

@@ -17,6 +17,9 @@ from conftest import change, diagnostics, open_file, type_at
 
 BROKEN = ("{ from: publish, to: done }", "{ from: publish, to: dnoe }")
 
+#: One server for the module (the client fixture), on the module's event loop.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
 
 def cli_json(*args: str) -> dict[str, Any]:
     done = subprocess.run(
@@ -48,7 +51,6 @@ def cli_rows(document: dict[str, Any]) -> list[tuple[Any, ...]]:
     return [(d["code"], d["message"], d["detail"]["line"], d["detail"]["column"]) for d in listed]
 
 
-@pytest.mark.asyncio
 async def test_a_broken_buffer_shows_what_validate_reports_and_a_fix_clears_it(
     client: LanguageClient, weekly: Path, tmp_path: Path
 ) -> None:
@@ -69,7 +71,6 @@ async def test_a_broken_buffer_shows_what_validate_reports_and_a_fix_clears_it(
     assert await diagnostics(client, uri, lambda d: not d) == ()
 
 
-@pytest.mark.asyncio
 async def test_typing_an_edge_to_a_misspelled_node_shows_did_you_mean_before_save(
     client: LanguageClient, weekly: Path
 ) -> None:
@@ -101,7 +102,6 @@ async def test_typing_an_edge_to_a_misspelled_node_shows_did_you_mean_before_sav
     assert graph.read_text(encoding="utf-8") == text  # nothing was saved
 
 
-@pytest.mark.asyncio
 async def test_a_warning_in_another_file_is_published_there(
     client: LanguageClient, weekly: Path
 ) -> None:
@@ -118,7 +118,6 @@ async def test_a_warning_in_another_file_is_published_there(
     ]
 
 
-@pytest.mark.asyncio
 async def test_flow_diagnostics_equal_flow_check(client: LanguageClient, flows: Path) -> None:
     entry = flows / "ship-release" / "FLOW.md"
     text = entry.read_text(encoding="utf-8")
@@ -135,7 +134,6 @@ async def test_flow_diagnostics_equal_flow_check(client: LanguageClient, flows: 
     assert await diagnostics(client, uri, lambda d: not d) == ()
 
 
-@pytest.mark.asyncio
 async def test_two_providers_in_one_workspace_stay_separate(
     client: LanguageClient, weekly: Path, tmp_path: Path
 ) -> None:

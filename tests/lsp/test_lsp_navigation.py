@@ -11,6 +11,9 @@ from pytest_lsp import LanguageClient
 
 from conftest import open_file, position_of
 
+#: One server for the module (the client fixture), on the module's event loop.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
 
 def doc(uri: str) -> types.TextDocumentIdentifier:
     return types.TextDocumentIdentifier(uri=uri)
@@ -31,7 +34,6 @@ def line_of(location: types.Location) -> str:
     return row[location.range.start.character : location.range.end.character]
 
 
-@pytest.mark.asyncio
 async def test_definitions_in_a_provider(client: LanguageClient, weekly: Path) -> None:
     graph = weekly / "graphs" / "report.yaml"
     edge_to = position_of(graph, "to: publish", offset=5)
@@ -59,7 +61,6 @@ async def test_definitions_in_a_provider(client: LanguageClient, weekly: Path) -
     assert found.range.start.line == position_of(graph, "id: draft").line
 
 
-@pytest.mark.asyncio
 async def test_definitions_in_a_flow(client: LanguageClient, flows: Path) -> None:
     entry = flows / "ship-release" / "FLOW.md"
     target = position_of(entry, "| announce", offset=3)
@@ -69,7 +70,6 @@ async def test_definitions_in_a_flow(client: LanguageClient, flows: Path) -> Non
     assert found.uri == (flows / "repo-stats" / "FLOW.md").as_uri()
 
 
-@pytest.mark.asyncio
 async def test_references_of_a_node_and_of_a_code(client: LanguageClient, weekly: Path) -> None:
     graph = weekly / "graphs" / "report.yaml"
     uri = open_file(client, graph)
@@ -100,7 +100,6 @@ async def test_references_of_a_node_and_of_a_code(client: LanguageClient, weekly
     }
 
 
-@pytest.mark.asyncio
 async def test_hover_on_a_node_and_a_code(client: LanguageClient, weekly: Path) -> None:
     graph = weekly / "graphs" / "report.yaml"
     uri = open_file(client, graph)
@@ -128,7 +127,6 @@ async def test_hover_on_a_node_and_a_code(client: LanguageClient, weekly: Path) 
     assert "no recorded draft digest" in shown.contents.value  # type: ignore[union-attr]
 
 
-@pytest.mark.asyncio
 async def test_rename_a_node_everywhere_and_refuse_a_collision(
     client: LanguageClient, weekly: Path
 ) -> None:
@@ -157,7 +155,6 @@ async def test_rename_a_node_everywhere_and_refuse_a_collision(
         )
 
 
-@pytest.mark.asyncio
 async def test_completion_where_a_reference_is_expected(
     client: LanguageClient, weekly: Path
 ) -> None:

@@ -11,12 +11,12 @@ import errno
 import hashlib
 import os
 import stat
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
 from agent_graph import codes
-from agent_graph.documents.overlay import buffer_text
 from agent_graph.errors import AgentGraphError, Diagnostic
 
 #: Bytes read from a file at a time while hashing it.
@@ -201,7 +201,7 @@ def read_text(abs_path: Path, *, display: str) -> str:
     :func:`agent_graph.documents.overlay.buffers` an editor's buffer for the path is the
     text instead (the language server checks what is typed, not what is saved).
     """
-    buffered = buffer_text(abs_path)
+    buffered = _buffer_text(abs_path)
     if buffered is not None:
         return _checked_buffer(buffered, abs_path, display)
     data = read_bytes(abs_path, display)
@@ -239,6 +239,19 @@ def read_text(abs_path: Path, *, display: str) -> str:
             column,
         )
     return text
+
+
+def _buffer_text(abs_path: Path) -> str | None:
+    """An editor's buffer for ``abs_path`` (:mod:`agent_graph.documents.overlay`).
+
+    Looked up in ``sys.modules`` rather than imported: buffers can only be active once the
+    overlay module is loaded, so a command-line run (which never loads it) pays nothing.
+    """
+    overlay = sys.modules.get("agent_graph.documents.overlay")
+    if overlay is None:
+        return None
+    found: str | None = overlay.buffer_text(abs_path)
+    return found
 
 
 def _checked_buffer(text: str, abs_path: Path, display: str) -> str:

@@ -2,8 +2,8 @@
 
 A language server checks what the author is typing, not what is saved. Every definition
 file is read through :func:`agent_graph.documents.files.read_text`, which asks
-:func:`buffer_text` first; outside :func:`buffers` (every command-line run) the answer is
-always None and the disk is read as before. Paths are compared by their real path, so a
+:func:`buffer_text` first once this module is loaded; a command-line run never loads it,
+and outside :func:`buffers` the answer is always None, so the disk is read as before. Paths are compared by their real path, so a
 symlinked checkout or a ``..`` spelling finds the same buffer.
 """
 

@@ -46,3 +46,24 @@ def test_the_compiler_checks_the_buffer_not_the_disk(tmp_path: Path) -> None:
     assert raised.value.code == codes.GRAPH_EDGE_NODE_MISSING
     assert compile_manifest(root / "provider.yaml", stop_after=CHECKED).provider is not None
     assert graph.read_text(encoding="utf-8") == text
+
+
+def test_a_command_line_run_never_loads_the_overlay() -> None:
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from agent_graph.cli import main\n"
+        "code = main(['validate', '-m', sys.argv[1]])\n"
+        "print(code, 'agent_graph.documents.overlay' in sys.modules)\n"
+    )
+    manifest = EXAMPLES / "weekly-report" / "provider.yaml"
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(manifest)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.stdout.strip().splitlines()[-1] == "0 False", done.stderr

@@ -116,6 +116,11 @@ async def test_a_warning_in_another_file_is_published_there(
     assert [(d.code, d.severity) for d in found] == [
         ("node-unreachable", types.DiagnosticSeverity.Warning)
     ]
+    row = lonely.split("\n").index("  - id: lonely")
+    assert found[0].range == types.Range(  # the node is underlined at its id
+        start=types.Position(line=row, character=8),
+        end=types.Position(line=row, character=8 + len("lonely")),
+    )
 
 
 async def test_flow_diagnostics_equal_flow_check(client: LanguageClient, flows: Path) -> None:

@@ -3,8 +3,9 @@
 A language server checks what the author is typing, not what is saved. Every definition
 file is read through :func:`agent_graph.documents.files.read_text`, which asks
 :func:`buffer_text` first once this module is loaded; a command-line run never loads it,
-and outside :func:`buffers` the answer is always None, so the disk is read as before. Paths are compared by their real path, so a
-symlinked checkout or a ``..`` spelling finds the same buffer.
+and outside :func:`buffers` the answer is always None, so the disk is read as before.
+Paths are compared by their real path, so a symlinked checkout or a ``..`` spelling finds
+the same buffer.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from .. import codes
 from ..documents.overlay import buffers
@@ -138,13 +138,15 @@ def _placed(diagnostic: Diagnostic, path: Path, base: Path, document: Document |
     else:
         span = span_at(path, lines, diagnostic.line, diagnostic.column or 1)
     suggestion = _suggestion(diagnostic)
-    if diagnostic.code != codes.GRAPH_EDGE_NODE_MISSING and suggestion is None:
+    if diagnostic.pointer is None and suggestion is None:
         return Finding(span, diagnostic)
-    # only these need the file's structure: parsing a big graph again costs as much as
-    # checking it, so the other diagnostics are placed from the lines alone
+    # a Graph comes parsed from the compiler; other files are small
     parsed = _parsed(path, document)
-    if diagnostic.code == codes.GRAPH_EDGE_NODE_MISSING and parsed is not None:
-        span = _missing_end(parsed, diagnostic.pointer) or span
+    if parsed is not None and diagnostic.line is not None:
+        if diagnostic.code == codes.GRAPH_EDGE_NODE_MISSING:
+            span = _missing_end(parsed, diagnostic.pointer) or span
+        else:
+            span = _named(parsed, diagnostic.pointer, span) or span
     if suggestion is None:
         return Finding(span, diagnostic)
     return Finding(span, diagnostic, [_related(suggestion, span, parsed, base)])
@@ -169,6 +171,29 @@ def _node_ids(parsed: Parsed) -> set[str]:
     if not isinstance(nodes, list):
         return set()
     return {n["id"] for n in nodes if isinstance(n, dict) and isinstance(n.get("id"), str)}
+
+
+def _value_at(value: Any, pointer: str) -> Any:
+    for token in pointer.split("/")[1:]:
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(value, dict):
+            value = value.get(token)
+        elif isinstance(value, list) and token.isdigit() and int(token) < len(value):
+            value = value[int(token)]
+        else:
+            return None
+    return value
+
+
+def _named(parsed: Parsed, pointer: str | None, span: Span) -> Span | None:
+    """An object reported as a whole (a node, a Graph) is underlined at its ``id``, when
+    the compiler placed it on the line where that id is written."""
+    if pointer is None or not isinstance(_value_at(parsed.value, pointer), dict):
+        return None
+    if not isinstance(_value_at(parsed.value, f"{pointer}/id"), str):
+        return None
+    named = parsed.span(f"{pointer}/id")
+    return named if named is not None and named.line == span.line else None
 
 
 def _missing_end(parsed: Parsed, pointer: str | None) -> Span | None:

@@ -121,3 +121,13 @@ def test_flow_hover_references_and_completion_after_an_arrow() -> None:
     arrow = lines[row].index("-->") + len("-->|retry| ")
     assert "notes" in {i.label for i in session.complete(entry, row, arrow)}
     assert session.complete(entry, row, 2) == []
+
+
+def test_hover_on_a_resource_reference_names_its_id_kind_and_file() -> None:
+    graph = EXAMPLES / "weekly-report" / "graphs" / "report.yaml"
+    lines = graph.read_text(encoding="utf-8").split("\n")
+    row = lines.index("        - resources/procedures/draft-report.md")
+    shown = Session().hover(graph, row, len("        - r"))
+    assert shown == (
+        "Resource **procedure.report.draft** (procedure): `resources/procedures/draft-report.md`"
+    )

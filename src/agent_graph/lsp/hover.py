@@ -1,5 +1,5 @@
 """What a name under the cursor is: a node's kind, Action effect, Gate and satisfiedBy; a
-code's kind and summary; a Graph's entries."""
+code's kind and summary; a resource's id, kind and file; a Graph's entries."""
 
 from __future__ import annotations
 
@@ -25,6 +25,14 @@ def hover(index: ProviderIndex, path: Path, line: int, column: int) -> str | Non
         entry = code.value
         words = [str(entry.get(k)) for k in ("kind", "severity") if entry.get(k)]
         return f"**{ref.name}** ({', '.join(words)})\n\n{entry.get('summary', '')}".rstrip()
+    if ref.kind == "resource":
+        found = index.resolve(ref.name)
+        if found is None:
+            return f"`{ref.name}`: no resource has this id, and no file this path"
+        parsed = index.files.get(found)
+        value = parsed.value if parsed is not None else {}
+        shown = os.path.relpath(found, index.root).replace(os.sep, "/")
+        return f"Resource **{value.get('id', ref.name)}** ({value.get('kind', '?')}): `{shown}`"
     if ref.kind == "graph":
         graph = index.graphs.get(ref.name)
         if graph is None:

@@ -9,16 +9,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 from lsprotocol import types
-from pytest_lsp import LanguageClient
 
-from conftest import change, diagnostics, open_file, type_at
+from conftest import Editor, change, diagnostics, open_file, type_at
 
 BROKEN = ("{ from: publish, to: done }", "{ from: publish, to: dnoe }")
-
-#: One server for the module (the client fixture), on the module's event loop.
-pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
 def cli_json(*args: str) -> dict[str, Any]:
@@ -51,8 +46,8 @@ def cli_rows(document: dict[str, Any]) -> list[tuple[Any, ...]]:
     return [(d["code"], d["message"], d["detail"]["line"], d["detail"]["column"]) for d in listed]
 
 
-async def test_a_broken_buffer_shows_what_validate_reports_and_a_fix_clears_it(
-    client: LanguageClient, weekly: Path, tmp_path: Path
+def test_a_broken_buffer_shows_what_validate_reports_and_a_fix_clears_it(
+    editor: Editor, weekly: Path, tmp_path: Path
 ) -> None:
     graph = weekly / "graphs" / "report.yaml"
     text = graph.read_text(encoding="utf-8")
@@ -62,27 +57,27 @@ async def test_a_broken_buffer_shows_what_validate_reports_and_a_fix_clears_it(
     expected = cli_rows(cli_json("validate", "-m", str(saved / "provider.yaml")))
     assert expected[0][0] == "graph-edge-node-missing"
 
-    uri = open_file(client, graph, broken)  # the disk keeps the valid text
-    found = await diagnostics(client, uri, lambda d: bool(d))
+    uri = open_file(editor, graph, broken)  # the disk keeps the valid text
+    found = diagnostics(editor, uri, lambda d: bool(d))
     assert as_cli(found) == expected
     assert graph.read_text(encoding="utf-8") == text
 
-    change(client, uri, text, 2)
-    assert await diagnostics(client, uri, lambda d: not d) == ()
+    change(editor, uri, text, 2)
+    assert diagnostics(editor, uri, lambda d: not d) == ()
 
 
-async def test_typing_an_edge_to_a_misspelled_node_shows_did_you_mean_before_save(
-    client: LanguageClient, weekly: Path
+def test_typing_an_edge_to_a_misspelled_node_shows_did_you_mean_before_save(
+    editor: Editor, weekly: Path
 ) -> None:
     graph = weekly / "graphs" / "report.yaml"
     text = graph.read_text(encoding="utf-8")
-    uri = open_file(client, graph, text)
-    assert await diagnostics(client, uri, lambda d: not d) == ()
+    uri = open_file(editor, graph, text)
+    assert diagnostics(editor, uri, lambda d: not d) == ()
     row = len(text.split("\n")) - 1  # the empty line after the last edge
     typed = "  - { from: approve, to: pubish }"
-    type_at(client, uri, row, 0, typed, 2)
-    (found,) = await diagnostics(
-        client, uri, lambda d: [x.code for x in d] == ["graph-edge-node-missing"]
+    type_at(editor, uri, row, 0, typed, 2)
+    (found,) = diagnostics(
+        editor, uri, lambda d: [x.code for x in d] == ["graph-edge-node-missing"]
     )
     assert found.severity == types.DiagnosticSeverity.Error
     column = typed.index("pubish")
@@ -102,17 +97,15 @@ async def test_typing_an_edge_to_a_misspelled_node_shows_did_you_mean_before_sav
     assert graph.read_text(encoding="utf-8") == text  # nothing was saved
 
 
-async def test_a_warning_in_another_file_is_published_there(
-    client: LanguageClient, weekly: Path
-) -> None:
+def test_a_warning_in_another_file_is_published_there(editor: Editor, weekly: Path) -> None:
     graph = weekly / "graphs" / "report.yaml"
     text = graph.read_text(encoding="utf-8")
     # an unreachable node: a warning validate prints with a valid Provider
     lonely = text.replace(
         "edges:\n", "  - id: lonely\n    kind: terminal\n    terminalOutcome: completed\nedges:\n"
     )
-    uri = open_file(client, graph, lonely)
-    found = await diagnostics(client, uri, lambda d: bool(d))
+    uri = open_file(editor, graph, lonely)
+    found = diagnostics(editor, uri, lambda d: bool(d))
     assert [(d.code, d.severity) for d in found] == [
         ("node-unreachable", types.DiagnosticSeverity.Warning)
     ]
@@ -123,7 +116,7 @@ async def test_a_warning_in_another_file_is_published_there(
     )
 
 
-async def test_flow_diagnostics_equal_flow_check(client: LanguageClient, flows: Path) -> None:
+def test_flow_diagnostics_equal_flow_check(editor: Editor, flows: Path) -> None:
     entry = flows / "ship-release" / "FLOW.md"
     text = entry.read_text(encoding="utf-8")
     broken = text.replace("triage -->|abort| finish", "triage -->|abort| fnish")
@@ -132,22 +125,22 @@ async def test_flow_diagnostics_equal_flow_check(client: LanguageClient, flows: 
     expected = cli_rows(cli_json("flow", "check", str(entry.parent)))
     entry.write_text(text, encoding="utf-8")
     assert expected
-    uri = open_file(client, entry, broken)
-    found = await diagnostics(client, uri, lambda d: bool(d))
+    uri = open_file(editor, entry, broken)
+    found = diagnostics(editor, uri, lambda d: bool(d))
     assert as_cli(found) == expected
-    change(client, uri, text, 2)
-    assert await diagnostics(client, uri, lambda d: not d) == ()
+    change(editor, uri, text, 2)
+    assert diagnostics(editor, uri, lambda d: not d) == ()
 
 
-async def test_two_providers_in_one_workspace_stay_separate(
-    client: LanguageClient, weekly: Path, tmp_path: Path
+def test_two_providers_in_one_workspace_stay_separate(
+    editor: Editor, weekly: Path, tmp_path: Path
 ) -> None:
     other = Path(shutil.copytree(weekly, tmp_path / "other"))
     first = open_file(
-        client,
+        editor,
         weekly / "graphs" / "report.yaml",
         (weekly / "graphs" / "report.yaml").read_text().replace(*BROKEN),
     )
-    second = open_file(client, other / "graphs" / "report.yaml")
-    assert await diagnostics(client, first, lambda d: bool(d))
-    assert await diagnostics(client, second, lambda d: not d) == ()
+    second = open_file(editor, other / "graphs" / "report.yaml")
+    assert diagnostics(editor, first, lambda d: bool(d))
+    assert diagnostics(editor, second, lambda d: not d) == ()

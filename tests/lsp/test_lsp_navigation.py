@@ -7,22 +7,20 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pytest_lsp import LanguageClient
 
-from conftest import open_file, position_of
-
-#: One server for the module (the client fixture), on the module's event loop.
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+from conftest import Editor, open_file, position_of
 
 
 def doc(uri: str) -> types.TextDocumentIdentifier:
     return types.TextDocumentIdentifier(uri=uri)
 
 
-async def definition(client: LanguageClient, path: Path, at: types.Position) -> types.Location:
-    uri = open_file(client, path)
-    found = await client.text_document_definition_async(
-        types.DefinitionParams(text_document=doc(uri), position=at)
+def definition(editor: Editor, path: Path, at: types.Position) -> types.Location:
+    uri = open_file(editor, path)
+    found = editor.run(
+        editor.client.text_document_definition_async(
+            types.DefinitionParams(text_document=doc(uri), position=at)
+        )
     )
     assert isinstance(found, types.Location), found
     return found
@@ -34,50 +32,52 @@ def line_of(location: types.Location) -> str:
     return row[location.range.start.character : location.range.end.character]
 
 
-async def test_definitions_in_a_provider(client: LanguageClient, weekly: Path) -> None:
+def test_definitions_in_a_provider(editor: Editor, weekly: Path) -> None:
     graph = weekly / "graphs" / "report.yaml"
     edge_to = position_of(graph, "to: publish", offset=5)
-    found = await definition(client, graph, edge_to)
+    found = definition(editor, graph, edge_to)
     assert found.uri == graph.as_uri()
     assert line_of(found) == "publish"
     assert found.range.start.line == position_of(graph, "id: publish").line
 
-    found = await definition(client, graph, position_of(graph, "actions/draft.yaml", offset=2))
+    found = definition(editor, graph, position_of(graph, "actions/draft.yaml", offset=2))
     assert found.uri == (weekly / "actions" / "draft.yaml").as_uri()
 
     code_at = position_of(graph, "route.report.publish", offset=3)
-    found = await definition(client, graph, code_at)
+    found = definition(editor, graph, code_at)
     assert found.uri == (weekly / "codes.yaml").as_uri()
     assert line_of(found) == "route.report.publish"
 
     entry = position_of(graph, "default: draft", offset=10)
-    found = await definition(client, graph, entry)
+    found = definition(editor, graph, entry)
     assert found.range.start.line == position_of(graph, "id: draft").line
 
     test = weekly / "tests" / "02-partial-draft-repeats.yaml"
-    found = await definition(client, test, position_of(test, "graph: report", offset=8))
+    found = definition(editor, test, position_of(test, "graph: report", offset=8))
     assert (found.uri, line_of(found)) == (graph.as_uri(), "report")
-    found = await definition(client, test, position_of(test, "report/draft", offset=8))
+    found = definition(editor, test, position_of(test, "report/draft", offset=8))
     assert found.range.start.line == position_of(graph, "id: draft").line
 
 
-async def test_definitions_in_a_flow(client: LanguageClient, flows: Path) -> None:
+def test_definitions_in_a_flow(editor: Editor, flows: Path) -> None:
     entry = flows / "ship-release" / "FLOW.md"
     target = position_of(entry, "| announce", offset=3)
-    found = await definition(client, entry, target)
+    found = definition(editor, entry, target)
     assert line_of(found) == "Announce the release"
-    found = await definition(client, entry, position_of(entry, '"repo-stats"', offset=2))
+    found = definition(editor, entry, position_of(entry, '"repo-stats"', offset=2))
     assert found.uri == (flows / "repo-stats" / "FLOW.md").as_uri()
 
 
-async def test_references_of_a_node_and_of_a_code(client: LanguageClient, weekly: Path) -> None:
+def test_references_of_a_node_and_of_a_code(editor: Editor, weekly: Path) -> None:
     graph = weekly / "graphs" / "report.yaml"
-    uri = open_file(client, graph)
-    found = await client.text_document_references_async(
-        types.ReferenceParams(
-            text_document=doc(uri),
-            position=position_of(graph, "id: publish", offset=5),
-            context=types.ReferenceContext(include_declaration=True),
+    uri = open_file(editor, graph)
+    found = editor.run(
+        editor.client.text_document_references_async(
+            types.ReferenceParams(
+                text_document=doc(uri),
+                position=position_of(graph, "id: publish", offset=5),
+                context=types.ReferenceContext(include_declaration=True),
+            )
         )
     )
     places = sorted((f.uri.rsplit("/", 1)[1], f.range.start.line) for f in found or [])
@@ -86,11 +86,13 @@ async def test_references_of_a_node_and_of_a_code(client: LanguageClient, weekly
     # the edges approve -> publish, publish -> done, publish -> check-publication
     assert sum(1 for name, _ in places if name == "report.yaml") == 4
     assert {"06-publish-after-approval.yaml"} <= names
-    found = await client.text_document_references_async(
-        types.ReferenceParams(
-            text_document=doc(uri),
-            position=position_of(graph, "route.report.draft", offset=2),
-            context=types.ReferenceContext(include_declaration=True),
+    found = editor.run(
+        editor.client.text_document_references_async(
+            types.ReferenceParams(
+                text_document=doc(uri),
+                position=position_of(graph, "route.report.draft", offset=2),
+                context=types.ReferenceContext(include_declaration=True),
+            )
         )
     )
     assert {f.uri.rsplit("/", 1)[1] for f in found or []} >= {
@@ -100,12 +102,14 @@ async def test_references_of_a_node_and_of_a_code(client: LanguageClient, weekly
     }
 
 
-async def test_hover_on_a_node_and_a_code(client: LanguageClient, weekly: Path) -> None:
+def test_hover_on_a_node_and_a_code(editor: Editor, weekly: Path) -> None:
     graph = weekly / "graphs" / "report.yaml"
-    uri = open_file(client, graph)
-    shown = await client.text_document_hover_async(
-        types.HoverParams(
-            text_document=doc(uri), position=position_of(graph, "to: approve", offset=5)
+    uri = open_file(editor, graph)
+    shown = editor.run(
+        editor.client.text_document_hover_async(
+            types.HoverParams(
+                text_document=doc(uri), position=position_of(graph, "to: approve", offset=5)
+            )
         )
     )
     assert shown is not None
@@ -113,28 +117,32 @@ async def test_hover_on_a_node_and_a_code(client: LanguageClient, weekly: Path) 
     assert "gate node of Graph report" in text
     assert "authority `report.publish`, delegatable" in text
     assert "`report.approved` equals True" in text
-    shown = await client.text_document_hover_async(
-        types.HoverParams(
-            text_document=doc(uri), position=position_of(graph, "id: publish", offset=5)
+    shown = editor.run(
+        editor.client.text_document_hover_async(
+            types.HoverParams(
+                text_document=doc(uri), position=position_of(graph, "id: publish", offset=5)
+            )
         )
     )
     assert "runner command, effect external" in shown.contents.value  # type: ignore[union-attr]
-    shown = await client.text_document_hover_async(
-        types.HoverParams(
-            text_document=doc(uri), position=position_of(graph, "route.report.draft", offset=1)
+    shown = editor.run(
+        editor.client.text_document_hover_async(
+            types.HoverParams(
+                text_document=doc(uri), position=position_of(graph, "route.report.draft", offset=1)
+            )
         )
     )
     assert "no recorded draft digest" in shown.contents.value  # type: ignore[union-attr]
 
 
-async def test_rename_a_node_everywhere_and_refuse_a_collision(
-    client: LanguageClient, weekly: Path
-) -> None:
+def test_rename_a_node_everywhere_and_refuse_a_collision(editor: Editor, weekly: Path) -> None:
     graph = weekly / "graphs" / "report.yaml"
-    uri = open_file(client, graph)
+    uri = open_file(editor, graph)
     at = position_of(graph, "id: draft", offset=5)
-    edit = await client.text_document_rename_async(
-        types.RenameParams(text_document=doc(uri), position=at, new_name="write")
+    edit = editor.run(
+        editor.client.text_document_rename_async(
+            types.RenameParams(text_document=doc(uri), position=at, new_name="write")
+        )
     )
     assert edit is not None
     assert edit.changes is not None
@@ -150,23 +158,25 @@ async def test_rename_a_node_everywhere_and_refuse_a_collision(
     assert counts["report.yaml"] == 5
     assert counts["02-partial-draft-repeats.yaml"] == 2  # an outcome key and primaryNode
     with pytest.raises(JsonRpcException, match="lsp-rename-refused"):
-        await client.text_document_rename_async(
-            types.RenameParams(text_document=doc(uri), position=at, new_name="publish")
+        editor.run(
+            editor.client.text_document_rename_async(
+                types.RenameParams(text_document=doc(uri), position=at, new_name="publish")
+            )
         )
 
 
-async def test_completion_where_a_reference_is_expected(
-    client: LanguageClient, weekly: Path
-) -> None:
+def test_completion_where_a_reference_is_expected(editor: Editor, weekly: Path) -> None:
     graph = weekly / "graphs" / "report.yaml"
     text = graph.read_text(encoding="utf-8")
     typed = text + "  - { from: approve, to: \n"
-    uri = open_file(client, graph, typed)
+    uri = open_file(editor, graph, typed)
     row = len(typed.split("\n")) - 2
     column = len("  - { from: approve, to: ")
-    found = await client.text_document_completion_async(
-        types.CompletionParams(
-            text_document=doc(uri), position=types.Position(line=row, character=column)
+    found = editor.run(
+        editor.client.text_document_completion_async(
+            types.CompletionParams(
+                text_document=doc(uri), position=types.Position(line=row, character=column)
+            )
         )
     )
     assert isinstance(found, types.CompletionList)
@@ -178,12 +188,14 @@ async def test_completion_where_a_reference_is_expected(
         "done",
     }
     code_row = position_of(graph, "reasonCode: route.report.draft")
-    found = await client.text_document_completion_async(
-        types.CompletionParams(
-            text_document=doc(uri),
-            position=types.Position(
-                line=code_row.line, character=code_row.character + len("reasonCode: ")
-            ),
+    found = editor.run(
+        editor.client.text_document_completion_async(
+            types.CompletionParams(
+                text_document=doc(uri),
+                position=types.Position(
+                    line=code_row.line, character=code_row.character + len("reasonCode: ")
+                ),
+            )
         )
     )
     assert isinstance(found, types.CompletionList)
@@ -192,12 +204,14 @@ async def test_completion_where_a_reference_is_expected(
     assert {i.label for i in found.items} == listed
     assert len(listed) == 5
     action_row = position_of(graph, "action: actions/draft.yaml")
-    found = await client.text_document_completion_async(
-        types.CompletionParams(
-            text_document=doc(uri),
-            position=types.Position(
-                line=action_row.line, character=action_row.character + len("action: ")
-            ),
+    found = editor.run(
+        editor.client.text_document_completion_async(
+            types.CompletionParams(
+                text_document=doc(uri),
+                position=types.Position(
+                    line=action_row.line, character=action_row.character + len("action: ")
+                ),
+            )
         )
     )
     assert isinstance(found, types.CompletionList)

@@ -131,3 +131,26 @@ def test_hover_on_a_resource_reference_names_its_id_kind_and_file() -> None:
     assert shown == (
         "Resource **procedure.report.draft** (procedure): `resources/procedures/draft-report.md`"
     )
+
+
+def test_did_you_mean_points_at_the_member_or_the_file_meant(tmp_path: Path) -> None:
+    root = Path(shutil.copytree(EXAMPLES / "weekly-report", tmp_path / "weekly"))
+    action = root / "actions" / "draft.yaml"
+    graph = root / "graphs" / "report.yaml"
+    session = Session()
+    text = graph.read_text(encoding="utf-8")
+    session.update(graph, text.replace("    reasonCode: route.report.draft", "    reasonCod: x"))
+    member = next(
+        f
+        for f in session.diagnostics(graph)[graph]
+        if f.diagnostic.code == "schema.additionalProperties"
+    )
+    row = member.span.line
+    assert session.lines(graph)[row][member.span.start : member.span.end] == "reasonCod"
+    assert member.related == [(member.span, "did you mean reasonCode?")]
+    session.update(graph, text)
+    session.update(action, action.read_text(encoding="utf-8").replace("SKILL.md", "SKIL.md"))
+    (missing,) = session.diagnostics(action)[action]
+    (where, message) = missing.related[0]
+    assert message == "did you mean skills/report-drafting/SKILL.md?"
+    assert (where.path, where.line) == (root / "skills" / "report-drafting" / "SKILL.md", 0)

@@ -154,3 +154,20 @@ def test_did_you_mean_points_at_the_member_or_the_file_meant(tmp_path: Path) -> 
     (where, message) = missing.related[0]
     assert message == "did you mean skills/report-drafting/SKILL.md?"
     assert (where.path, where.line) == (root / "skills" / "report-drafting" / "SKILL.md", 0)
+
+
+def test_a_child_flow_buffer_is_checked_with_the_flow_that_runs_it(tmp_path: Path) -> None:
+    flows = Path(shutil.copytree(EXAMPLES / "flows", tmp_path / "flows"))
+    parent = flows / "ship-release" / "FLOW.md"
+    child = flows / "repo-stats" / "FLOW.md"
+    session = Session()
+    text = child.read_text(encoding="utf-8")
+    session.update(child, text.replace("---\nname:", "---\nnome:", 1))
+    found = session.diagnostics(parent)
+    assert found[parent] == []
+    assert [f.diagnostic.code for f in found[child]] == [
+        "flow-name-empty",
+        "flow-frontmatter-extra-key",
+    ]
+    assert found[child][0].diagnostic.path == "repo-stats/FLOW.md"  # as agc flow check says
+    assert child.read_text(encoding="utf-8") == text

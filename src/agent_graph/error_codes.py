@@ -423,7 +423,10 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
         codes.GRAPHVIZ_MISSING: "--format svg, but Graphviz dot is not installed (message: how to)",
         codes.GRAPHVIZ_FAILED: "Graphviz dot did not start, exited non-zero or was killed",
         codes.GRAPHVIZ_TIMEOUT: "Graphviz dot took longer than its time limit (graph too large)",
-        codes.EXPLAIN_NODE_MISSING: "agc explain --node names no node of the evaluated frames",
+        codes.EXPLAIN_NODE_MISSING: (
+            "agc explain --node names no node of the evaluated frames, or --reach none of the Graph"
+        ),
+        codes.REACH_TEST_EXISTS: "agc explain --reach --write-test FILE: FILE exists, not written",
         codes.EXPLAIN_ENTRY: "reason: the node is the frame's entry",
         codes.EXPLAIN_EDGE: "reason: reached over an incoming edge that matched",
         codes.EXPLAIN_REPEAT_REACHED: "reason: reached by a repeat edge",

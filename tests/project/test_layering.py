@@ -90,7 +90,9 @@ ALLOWED: dict[str, set[str]] = {
     # agc lsp's server: checks buffers through the compiler's front ends (the pass tables)
     # and reads them through the documents layer; one module inside it imports pygls
     "lsp": BASE | {"compiler", "compiler.provider", "compiler.flow", "documents"},
-    "testing": BASE | {"ROOT", "documents", "vm"},
+    # graph tests; explain --reach and test --coverage also read the IR records the VM
+    # evaluates (node kinds, edge outcome masks, fact checks) to search and to count
+    "testing": BASE | {"ROOT", "documents", "vm", "ir"},
     "pytest_plugin": BASE | {"ROOT", "testing", "vm"},
     "cli": BASE
     | {

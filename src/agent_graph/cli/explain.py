@@ -5,13 +5,19 @@ State options are ``agc evaluate``'s (``--entry``, ``--state``, ``--facts``, ``-
 ``--node ID`` keeps one node (a node id, in every frame it appears in, or a state key).
 A Graph or Entry the Provider lacks is an error (``graph-missing``, ``entry-missing``),
 as is a ``--node`` that names no evaluated node (``explain-node-missing``).
+
+``--reach NODE`` asks the other way round: the smallest state, added to the one the state
+options give, that makes NODE the primary route (:mod:`agent_graph.testing.reach`); without
+``--entry`` every entry of the Graph is tried. It exits 1 when NODE cannot be reached (the
+answer says why). ``--write-test FILE`` writes the answer as a graph test, never over an
+existing file (``reach-test-exists``).
 """
 
 from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import click
 
@@ -19,6 +25,12 @@ from .. import codes
 from ..errors import AgentGraphError
 from .context import load, options, select
 from .options import evaluation_options, provider_options
+from .resource import positive_integer
+
+#: ``--max-states``' default: the search's own bound (testing.reach.DEFAULT_LIMIT, which
+#: is not imported to keep ``--help`` light; tests/testing/test_reach.py holds them equal).
+DEFAULT_STATES: Final = 5000
+WEEKLY: Final = "examples/weekly-report/provider.yaml"
 
 if TYPE_CHECKING:
     from ..vm import Evaluation, Program
@@ -84,7 +96,14 @@ def _missing_node(node: str, doc: dict[str, Any]) -> AgentGraphError:
     )
 
 
-@click.command("explain")
+#: ``agc explain --reach``'s example, printed at the end of the help and run by the tests.
+REACH_EXAMPLE: Final = f"agc explain report --reach publish -m {WEEKLY}"
+
+
+@click.command(
+    "explain",
+    epilog=f"\b\nTo find the smallest state that routes to a node:\n  {REACH_EXAMPLE}",
+)
 @click.argument("graph", required=False)
 @evaluation_options
 @click.option(
@@ -93,18 +112,103 @@ def _missing_node(node: str, doc: dict[str, Any]) -> AgentGraphError:
     metavar="ID",
     help="Explain one node: a node id (in every frame it appears in) or a state key.",
 )
+@click.option(
+    "--reach",
+    "reach_node",
+    default=None,
+    metavar="NODE",
+    help="Find the smallest state (facts, outcomes, authorities) that makes NODE the "
+    "primary route, added to the state the options give; a terminal is reached when its "
+    "frame completes with it, a subgraph node when the primary route is inside it. NODE is "
+    "a node id or a state key through subgraph calls. Exit 1 when it cannot be reached.",
+)
+@click.option(
+    "--write-test",
+    "write_test",
+    default=None,
+    metavar="FILE",
+    help="With --reach: write the state found as a graph test (agent-graph.test.v1; JSON "
+    "for .json, else YAML) that agc test passes. An existing FILE is never replaced.",
+)
+@click.option(
+    "--max-states",
+    "max_states",
+    default=DEFAULT_STATES,
+    callback=positive_integer,
+    metavar="N",
+    help=f"With --reach: evaluate at most N states (default {DEFAULT_STATES}).",
+)
 @provider_options
 @click.pass_context
 def explain_command(
-    ctx: click.Context, /, graph: str | None, node: str | None, **local: Any
+    ctx: click.Context,
+    /,
+    graph: str | None,
+    node: str | None,
+    reach_node: str | None,
+    write_test: str | None,
+    max_states: int,
+    **local: Any,
 ) -> None:
     """Why each node has its status for a state: edges, fact checks, repeats, ranking."""
     from ..pictures.explain import explain, explain_lines
     from .render import emit
 
     opts = options(ctx, **local)
+    if reach_node is not None:
+        if node is not None:
+            raise click.UsageError("--reach and --node cannot be used together", ctx)
+        _reach(ctx, opts, graph, reach_node, write_test, max_states, local)
+        return
+    if write_test is not None:
+        raise click.UsageError("--write-test needs --reach NODE", ctx)
     traced = traced_evaluation(opts, graph, local)
     doc = explain(traced.evaluation, traced.trace, node)
     if node is not None and not doc["nodes"]:
         raise _missing_node(node, explain(traced.evaluation, traced.trace))
     emit(opts.fmt, doc, explain_lines(doc))
+
+
+def _reach(
+    ctx: click.Context,
+    opts: Options,
+    graph: str | None,
+    node: str,
+    write_test: str | None,
+    limit: int,
+    local: dict[str, Any],
+) -> None:
+    from ..testing.reach import State, reach
+    from ..testing.reach_case import reach_document, reach_lines, write_reach_case
+    from ..vm.state import normalize
+    from .render import emit
+    from .state_input import evaluation_input
+
+    loaded = load(opts)
+    program = loaded.runnable
+    entry = local.get("entry")
+    selected, chosen = select(
+        loaded.binding, graph, entry, program.graph_ids, human=opts.fmt == "human"
+    )
+    found = program.graph(selected)  # graph-missing
+    if entry is not None and not any(name == chosen for name, _ in found.entrypoints):
+        names = ", ".join(name for name, _ in found.entrypoints)
+        raise AgentGraphError(
+            codes.ENTRY_MISSING, f"Graph {selected} has no entry {chosen} (its entries: {names})"
+        )
+    data = evaluation_input(
+        state=local.get("state_path"),
+        facts=local.get("facts"),
+        outcomes=local.get("outcomes"),
+        authorities=local.get("authorities") or (),
+        provider_id=program.provider_id,
+    )
+    given = normalize(data.routing_state())
+    start = State(given.facts, dict(given.outcomes), given.authorities)
+    answer = reach(program, selected, node, entry, start, limit=limit)
+    doc = reach_document(answer)
+    if answer.reached and write_test is not None:
+        doc["test"] = str(write_reach_case(program, answer, write_test))
+    emit(opts.fmt, doc, reach_lines(doc))
+    if not answer.reached:
+        ctx.exit(1)

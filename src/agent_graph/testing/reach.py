@@ -1,0 +1,478 @@
+"""``agc explain --reach NODE``: the smallest state that makes NODE the primary route.
+
+The search plays the Graph forward. From a state (empty, or the one given) it evaluates
+with the VM's trace and takes as its moves what a host could record next: an outcome for
+each pending node of every evaluated frame (one per outcome its outgoing edges and repeat
+edges name), the facts of a ``satisfiedBy`` (the only way to a ``completed`` that is not
+``unverified``) or of a failing ``requiresFacts``, and a delegatable Gate's authority.
+States only grow, each move costing what it adds (one per outcome, fact or authority),
+and they are taken cheapest first (ties in the order the moves were made, so the answer
+is the same on every run): the first state whose evaluation has NODE as its primary route
+is a smallest one among those the moves can build. The search stops after ``limit``
+evaluations; the state it proposes is evaluated once more, without the trace, before it
+is returned.
+
+What counts as reaching a node depends on its kind: an action or a Gate is the primary
+route; a subgraph node has the primary route inside its frame; a terminal is reached and
+its frame is complete. When no state does it, :attr:`Reach.reason` says what stood in the
+way in the states seen (never reached, its ``requiresFacts``, an outcome that never left
+it pending, a better-ranked route).
+"""
+
+from __future__ import annotations
+
+import difflib
+import heapq
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from .. import codes
+from ..errors import AgentGraphError
+from ..ir import records as r
+
+if TYPE_CHECKING:
+    from ..vm import Candidate, Evaluation, Program
+    from ..vm.trace import FrameTrace
+
+#: Evaluations one search may make (``agc explain --max-states``).
+DEFAULT_LIMIT: Final = 5000
+#: A fact that ``exists`` is given this value (a check that wants a value says which).
+PRESENT: Final = True
+_PENDING: Final = "pending"
+_COMPLETED: Final = "completed"
+_CAN_BE_ROUTE = (r.ACTION, r.GATE)
+
+ReachStatus = Literal["reached", "unreachable", "bound"]
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """The node looked for: ``key`` is its state key (``graph/node``, or through subgraph
+    calls ``graph/sub>child/node``), ``prefix`` its frame's key prefix."""
+
+    root: str  # the Graph evaluated
+    graph: str  # the Graph the node is in (root, or one it calls)
+    node: r.Node
+    index: int
+    key: str
+    prefix: str
+
+    @property
+    def kind(self) -> str:
+        return r.NODE_KINDS[self.node.kind]
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    """A routing state the search builds: facts, outcomes by state key, authorities."""
+
+    facts: Mapping[str, Any] = field(default_factory=dict)
+    outcomes: Mapping[str, str] = field(default_factory=dict)
+    authorities: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "facts": dict(self.facts),
+            "outcomes": dict(sorted(self.outcomes.items())),
+            "authorities": sorted(self.authorities),
+        }
+
+    def text(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """One step of the path: ``key`` of the node it is for, and what it adds."""
+
+    key: str
+    kind: Literal["outcome", "facts", "authority"]
+    outcome: str | None = None
+    facts: tuple[tuple[str, Any], ...] = ()  # dotted path -> value
+    authority: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"node": self.key, "adds": self.kind}
+        if self.outcome is not None:
+            out["recorded"] = self.outcome
+        if self.facts:
+            out["facts"] = dict(self.facts)
+        if self.authority is not None:
+            out["authority"] = self.authority
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """The answer for one Target and entry."""
+
+    target: Target
+    entry: str
+    status: ReachStatus
+    explored: int
+    limit: int
+    state: State | None = None  # reached: the state found
+    path: tuple[Move, ...] = ()
+    evaluation: Evaluation | None = None
+    outcomes: Mapping[str, str | None] = field(default_factory=dict)  # key -> final outcome
+    reason: str | None = None  # unreachable / bound: why
+
+    @property
+    def reached(self) -> bool:
+        return self.status == "reached"
+
+    @property
+    def size(self) -> int:
+        return 0 if self.state is None else _cost_of(self.state)
+
+
+def _cost_of(state: State) -> int:
+    return len(_leaves(state.facts)) + len(state.outcomes) + len(state.authorities)
+
+
+def _leaves(value: Any) -> list[str]:
+    out: list[str] = []
+    todo: list[tuple[str, Any]] = [("", value)]
+    while todo:
+        prefix, item = todo.pop()
+        if isinstance(item, Mapping) and (item or not prefix):
+            todo.extend((f"{prefix}{k}.", v) for k, v in item.items())
+        else:
+            out.append(prefix[:-1])
+    return out
+
+
+# -- naming the target ------------------------------------------------------------------
+
+
+def target_of(program: Program, graph_id: str, node: str) -> Target:
+    """The node ``node`` names in ``graph_id``: a node id, or a state key through
+    subgraph calls; ``explain-node-missing`` with the nearest name otherwise."""
+    graph = program.graph(graph_id)
+    for index, candidate in enumerate(graph.nodes):
+        if candidate.id == node:
+            return Target(graph_id, graph_id, candidate, index, f"{graph_id}/{node}", graph_id + "/")
+    found = _by_key(program, graph, node)
+    if found is not None:
+        return found
+    known = [n.id for n in graph.nodes] + list(_keys(program, graph))
+    near = difflib.get_close_matches(node, known, n=1)
+    hint = f"; did you mean {near[0]}?" if near else ""
+    raise AgentGraphError(
+        codes.EXPLAIN_NODE_MISSING,
+        f"No node {node} in graph {graph_id} or a graph it calls{hint}",
+    )
+
+
+def _by_key(program: Program, graph: r.Graph, key: str) -> Target | None:
+    segments = key.split(">")
+    current = graph
+    prefix = ""
+    for depth, segment in enumerate(segments):
+        head = current.id + "/"
+        if not segment.startswith(head):
+            return None
+        wanted = segment[len(head) :]
+        index = next((i for i, n in enumerate(current.nodes) if n.id == wanted), -1)
+        if index < 0:
+            return None
+        node = current.nodes[index]
+        if depth == len(segments) - 1:
+            return Target(graph.id, current.id, node, index, key, prefix + head)
+        if node.kind != r.SUBGRAPH or node.subgraph == r.NONE:
+            return None
+        prefix += segment + ">"
+        current = program.ir.graphs[node.subgraph]
+    return None
+
+
+def _keys(program: Program, graph: r.Graph, limit: int = 2000) -> Iterator[str]:
+    """State keys below ``graph``'s subgraph nodes (for a did-you-mean), shallow first."""
+    todo: list[tuple[r.Graph, str, tuple[str, ...]]] = [(graph, "", (graph.id,))]
+    count = 0
+    while todo and count < limit:
+        current, prefix, stack = todo.pop(0)
+        for node in current.nodes:
+            count += 1
+            yield f"{prefix}{current.id}/{node.id}"
+            if node.kind == r.SUBGRAPH and node.subgraph != r.NONE:
+                child = program.ir.graphs[node.subgraph]
+                if child.id not in stack:
+                    todo.append((child, f"{prefix}{current.id}/{node.id}>", (*stack, child.id)))
+
+
+# -- the goal ---------------------------------------------------------------------------
+
+
+def _met(target: Target, evaluation: Evaluation) -> bool:
+    primary = evaluation.primary
+    kind = target.node.kind
+    if kind in _CAN_BE_ROUTE:
+        return primary is not None and primary.state_key == target.key
+    if kind == r.SUBGRAPH:
+        return primary is not None and primary.state_key.startswith(target.key + ">")
+    frame = _frame(evaluation, target.prefix)  # a terminal
+    if frame is None or frame.status != "complete":
+        return False
+    return target.index in frame.nodes and frame.outcome_of(target.index) == frame.outcome
+
+
+def _frame(evaluation: Evaluation, prefix: str) -> FrameTrace | None:
+    assert evaluation.trace is not None
+    return next((f for f in evaluation.trace.frames if f.prefix == prefix), None)
+
+
+# -- the moves --------------------------------------------------------------------------
+
+
+def _outcomes_named(graph: r.Graph, node: r.Node) -> list[str]:
+    """The outcomes the node's outgoing edges (and repeat edges) take, in bit order."""
+    mask = 0
+    for e in (*node.outgoing, *node.repeats):
+        mask |= graph.edges[e].mask
+    named = [name for name in r.OUTCOMES if mask & r.OUTCOME_BIT[name] and name != _PENDING]
+    return named or [_COMPLETED]
+
+
+def _set(facts: dict[str, Any], path: tuple[str, ...], value: Any) -> bool:
+    """Put ``value`` at ``path``, making objects on the way; False where the facts hold
+    something else there (nothing the user gave is replaced)."""
+    current = facts
+    for segment in path[:-1]:
+        found = current.get(segment)
+        if found is None and segment not in current:
+            current[segment] = found = {}
+        if not isinstance(found, dict):
+            return False
+        current = found
+    last = path[-1]
+    if last in current:
+        return current[last] == value if not isinstance(current[last], dict) else value is PRESENT
+    current[last] = value
+    return True
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_copy(v) for v in value]
+    return value
+
+
+def _with_facts(
+    state: State, checks: tuple[r.FactCheck, ...]
+) -> tuple[State, tuple[tuple[str, Any], ...]] | None:
+    from ..vm.facts import all_match, check_matches
+
+    facts = _copy(state.facts)
+    added = []
+    for check in checks:
+        if check_matches(facts, check):
+            continue
+        if check.kind == r.ABSENT:
+            return None  # only taking a fact away would pass it: states only grow
+        value = check.value if check.kind == r.EQUALS else PRESENT
+        if not _set(facts, check.path, value):
+            return None
+        added.append((".".join(check.path), value))
+    if not added or not all_match(facts, checks):
+        return None
+    return State(facts, state.outcomes, state.authorities), tuple(added)
+
+
+def _moves(state: State, evaluation: Evaluation, goal: Target) -> Iterator[tuple[State, Move]]:
+    from ..vm.facts import all_match
+
+    trace = evaluation.trace
+    assert trace is not None
+    for frame in trace.frames:
+        if frame.error is not None:
+            continue
+        graph = frame.graph
+        for index in frame.order:
+            node = graph.nodes[index]
+            key = frame.prefix + node.id
+            outcome = frame.outcome_of(index)
+            if node.requires is not None and not all_match(state.facts, node.requires):
+                found = _with_facts(state, node.requires)
+                if found is not None:
+                    yield found[0], Move(key, "facts", facts=found[1])
+                continue
+            if outcome != _PENDING or node.kind not in _CAN_BE_ROUTE or key == goal.key:
+                continue
+            yield from _pending_moves(state, graph, node, key)
+
+
+def _pending_moves(
+    state: State, graph: r.Graph, node: r.Node, key: str
+) -> Iterator[tuple[State, Move]]:
+    recordable = key not in state.outcomes
+    for outcome in _outcomes_named(graph, node):
+        if outcome == _COMPLETED and node.satisfied_by is not None:
+            found = _with_facts(state, node.satisfied_by)
+            if found is not None:
+                yield found[0], Move(key, "facts", facts=found[1])
+            continue
+        recorded = _COMPLETED if outcome == "unverified" else outcome
+        if not recordable or (outcome == "unverified" and node.satisfied_by is None):
+            continue
+        outcomes = {**state.outcomes, key: recorded}
+        yield State(state.facts, outcomes, state.authorities), Move(key, "outcome", recorded)
+    gate = node.gate
+    if (
+        gate is not None
+        and gate.delegatable is True
+        and gate.authority is not None
+        and gate.authority not in state.authorities
+    ):
+        authorities = (*state.authorities, gate.authority)
+        yield State(state.facts, state.outcomes, authorities), Move(
+            key, "authority", authority=gate.authority
+        )
+
+
+# -- the search -------------------------------------------------------------------------
+
+
+def reach(
+    program: Program,
+    graph_id: str,
+    node: str,
+    entry: str | None = None,
+    start: State | None = None,
+    *,
+    limit: int = DEFAULT_LIMIT,
+) -> Reach:
+    """The smallest state (added to ``start``) that makes ``node`` the primary route of
+    ``graph_id``, searched from ``entry`` or, without one, from each entry of the Graph
+    in authored order (the smallest answer wins; the first on a tie)."""
+    target = target_of(program, graph_id, node)
+    graph = program.graph(graph_id)
+    entries = [entry] if entry is not None else [name for name, _ in graph.entrypoints]
+    answers = [_search(program, target, name, start or State(), limit) for name in entries]
+    reached = [a for a in answers if a.reached]
+    if reached:
+        return min(reached, key=lambda a: a.size)  # min keeps the first of equals
+    bound = [a for a in answers if a.status == "bound"]
+    return bound[0] if bound else answers[0]
+
+
+def _search(program: Program, target: Target, entry: str, start: State, limit: int) -> Reach:
+    base = _cost_of(start)
+    heap: list[tuple[int, int, State, tuple[Move, ...]]] = [(base, 0, start, ())]
+    seen: set[str] = set()
+    serial = 0
+    explored = 0
+    blocker = _Blocker(target)
+    while heap:
+        cost, _, state, path = heapq.heappop(heap)
+        text = state.text()
+        if text in seen:
+            continue
+        seen.add(text)
+        if explored >= limit:
+            return Reach(target, entry, "bound", explored, limit, reason=_bound_reason(limit))
+        explored += 1
+        evaluation = program.evaluate(target.root, entry, state.to_dict(), trace=True)
+        if _met(target, evaluation):
+            return _verified(program, target, entry, state, path, evaluation, explored, limit)
+        blocker.see(evaluation)
+        for after, move in _moves(state, evaluation, target):
+            serial += 1
+            heapq.heappush(heap, (_cost_of(after), serial, after, (*path, move)))
+        del cost
+    return Reach(target, entry, "unreachable", explored, limit, reason=blocker.reason(entry))
+
+
+def _bound_reason(limit: int) -> str:
+    return (
+        f"the search bound was hit: {limit} states evaluated without reaching it "
+        "(raise it with --max-states)"
+    )
+
+
+def _verified(
+    program: Program,
+    target: Target,
+    entry: str,
+    state: State,
+    path: tuple[Move, ...],
+    traced: Evaluation,
+    explored: int,
+    limit: int,
+) -> Reach:
+    plain = program.evaluate(target.root, entry, state.to_dict())
+    if plain != traced or not _met(target, traced):  # pragma: no cover - the VM's own word
+        raise AssertionError(f"the state found for {target.key} does not evaluate the same")
+    outcomes: dict[str, str | None] = {}
+    trace = traced.trace
+    assert trace is not None
+    for frame in trace.frames:
+        for index in frame.order:
+            outcomes[frame.prefix + frame.graph.nodes[index].id] = frame.outcome_of(index)
+    return Reach(target, entry, "reached", explored, limit, state, path, plain, outcomes)
+
+
+class _Blocker:
+    """What kept the target from being reached, from the closest state seen."""
+
+    def __init__(self, target: Target) -> None:
+        self.target = target
+        self.level = -1
+        self.text = ""
+
+    def see(self, evaluation: Evaluation) -> None:
+        level, text = self._judge(evaluation)
+        if level > self.level:
+            self.level, self.text = level, text
+
+    def _judge(self, evaluation: Evaluation) -> tuple[int, str]:
+        target = self.target
+        frame = _frame(evaluation, target.prefix)
+        if frame is None:
+            return 0, f"the frame of {target.key} is never evaluated"
+        index = target.index
+        seen = frame.nodes.get(index)
+        graph = frame.graph
+        if seen is None:
+            return 1, f"it is never reached: {_join_text(graph, target.node, frame)}"
+        outcome = frame.outcome_of(index)
+        if outcome == "blocked" and target.node.requires is not None:
+            checks = " and ".join(_check_text(c) for c in target.node.requires)
+            return 2, f"its requiresFacts ({checks}) cannot all hold"
+        if target.node.kind not in _CAN_BE_ROUTE:
+            return 2, f"it is reached but its frame never completes with it ({outcome})"
+        if outcome != _PENDING:
+            return 2, f"it is reached but never pending: its outcome is always {outcome}"
+        primary: Candidate | None = evaluation.primary
+        other = primary.state_key if primary is not None else "nothing"
+        return 3, f"it is a route but never the primary one: {other} ranks first"
+
+    def reason(self, entry: str) -> str:
+        if self.level < 0:  # pragma: no cover - the start state is always seen
+            return "no state was evaluated"
+        return f"from entry {entry}, {self.text}"
+
+
+def _join_text(graph: r.Graph, node: r.Node, frame: FrameTrace) -> str:
+    if not node.incoming:
+        return "no edge leads to it and it is not this entry's start"
+    parts = []
+    for e in node.incoming:
+        edge = graph.edges[e]
+        source = graph.nodes[edge.source].id
+        wanted = "/".join(n for n in r.OUTCOMES if edge.mask & r.OUTCOME_BIT[n])
+        got = frame.outcome_of(edge.source) if edge.source in frame.nodes else "unreached"
+        parts.append(f"{source} → {node.id} on {wanted} ({source} is {got})")
+    how = "any of" if node.join_any else "all of"
+    return f"its join needs {how}: " + "; ".join(parts)
+
+
+def _check_text(check: r.FactCheck) -> str:
+    path = ".".join(check.path)
+    if check.kind == r.EQUALS:
+        return f"{path} equals {json.dumps(check.value)}"
+    return f"{path} {'exists' if check.kind == r.EXISTS else 'is absent'}"

@@ -153,7 +153,9 @@ def target_of(program: Program, graph_id: str, node: str) -> Target:
     graph = program.graph(graph_id)
     for index, candidate in enumerate(graph.nodes):
         if candidate.id == node:
-            return Target(graph_id, graph_id, candidate, index, f"{graph_id}/{node}", graph_id + "/")
+            return Target(
+                graph_id, graph_id, candidate, index, f"{graph_id}/{node}", graph_id + "/"
+            )
     found = _by_key(program, graph, node)
     if found is not None:
         return found
@@ -329,8 +331,9 @@ def _pending_moves(
         and gate.authority not in state.authorities
     ):
         authorities = (*state.authorities, gate.authority)
-        yield State(state.facts, state.outcomes, authorities), Move(
-            key, "authority", authority=gate.authority
+        yield (
+            State(state.facts, state.outcomes, authorities),
+            Move(key, "authority", authority=gate.authority),
         )
 
 

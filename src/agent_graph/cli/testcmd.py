@@ -16,21 +16,54 @@ written, with an ``<error>`` per broken case. ``-v`` lists every case first
 
 ``--junit-xml FILE`` replaces FILE only when it is a previous report of ours, never a
 file the Provider is read from (``junit-target-exists``, before anything is written).
+
+``--coverage`` adds what the cases leave out (:mod:`agent_graph.testing.coverage`): a
+table after the human report, a ``coverage`` member in the JSON document (absent without
+the option, so the document stays the reference's). ``--fail-under PCT`` implies it and
+exits 1 below PCT percent, saying so on stderr; a PCT that is not a number from 0 to 100
+is ``option-invalid`` (exit 2).
 """
 
 from __future__ import annotations
 
+import math
 import os
-from typing import Any
+from typing import Any, Final
 
 import click
 
+from .. import codes
+from ..errors import AgentGraphError
 from .context import load, options
 from .options import provider_options
 from .render import emit
 
+#: ``agc test --coverage``'s example, printed at the end of the help and run by the tests.
+COVERAGE_EXAMPLE: Final = (
+    "agc test examples/weekly-report/tests -m examples/weekly-report/provider.yaml "
+    "--coverage --fail-under 80"
+)
 
-@click.command("test")
+
+def _percentage(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not (math.isfinite(number) and 0 <= number <= 100):
+        raise AgentGraphError(
+            codes.OPTION_INVALID,
+            f"--fail-under expects a percentage from 0 to 100, received: {value}",
+        )
+    return number
+
+
+@click.command(
+    "test",
+    epilog=f"\b\nTo see what the cases leave out, and fail CI under 80%:\n  {COVERAGE_EXAMPLE}",
+)
 @click.argument("path", required=False, default="tests", metavar="[PATH]")
 @click.option(
     "--junit-xml",
@@ -56,6 +89,22 @@ from .render import emit
     "glob over the whole name when it has * ? or [ (case-insensitive). Files that cannot "
     "be loaded are always reported. No matching case is an error (test-cases-empty).",
 )
+@click.option(
+    "--coverage",
+    is_flag=True,
+    default=False,
+    help="Also report what the cases leave out: action and Gate nodes never the primary "
+    "route, edges that never fired, outcomes of each node no case gives it, Gates no case "
+    "waits at (from the evaluation trace).",
+)
+@click.option(
+    "--fail-under",
+    "fail_under",
+    default=None,
+    metavar="PCT",
+    callback=_percentage,
+    help="With --coverage (implied): exit 1 when the coverage is under PCT percent.",
+)
 @provider_options
 @click.pass_context
 def test_command(
@@ -65,6 +114,8 @@ def test_command(
     junit_xml: str | None,
     verbose: bool,
     keyword: str | None,
+    coverage: bool,
+    fail_under: float | None,
     **local: Any,
 ) -> None:
     """Evaluate graph test cases (agent-graph.test.v1) under PATH (default: tests).
@@ -90,6 +141,24 @@ def test_command(
     broken = broken_cases_error(results)
     if broken is not None:
         raise broken
-    emit(opts.fmt, summary(results), report_lines(results, verbose=verbose))
-    if any(not result.passed for result in results):
+    document, lines = summary(results), report_lines(results, verbose=verbose)
+    under = False
+    if coverage or fail_under is not None:
+        from ..testing.coverage import coverage as covered
+        from ..testing.coverage import coverage_lines
+
+        found = covered(program, results)
+        if fail_under is not None:
+            under = found["percent"] < fail_under
+            found["failUnder"] = fail_under
+        document["coverage"] = found
+        lines += ["", *coverage_lines(found)]
+    emit(opts.fmt, document, lines)
+    if under:
+        click.echo(
+            f"FAIL coverage {document['coverage']['percent']:.2f}% is under "
+            f"--fail-under {fail_under:g}%",
+            err=True,
+        )
+    if under or any(not result.passed for result in results):
         ctx.exit(1)

@@ -25,7 +25,7 @@ import difflib
 import heapq
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from .. import codes
@@ -118,6 +118,7 @@ class Reach:
     evaluation: Evaluation | None = None
     outcomes: Mapping[str, str | None] = field(default_factory=dict)  # key -> final outcome
     reason: str | None = None  # unreachable / bound: why
+    start_size: int = 0  # what the start state already held
 
     @property
     def reached(self) -> bool:
@@ -365,29 +366,31 @@ def reach(
 
 def _search(program: Program, target: Target, entry: str, start: State, limit: int) -> Reach:
     base = _cost_of(start)
+    blocker = _Blocker(target)
     heap: list[tuple[int, int, State, tuple[Move, ...]]] = [(base, 0, start, ())]
     seen: set[str] = set()
     serial = 0
     explored = 0
-    blocker = _Blocker(target)
     while heap:
-        cost, _, state, path = heapq.heappop(heap)
+        _, _, state, path = heapq.heappop(heap)
         text = state.text()
         if text in seen:
             continue
         seen.add(text)
         if explored >= limit:
-            return Reach(target, entry, "bound", explored, limit, reason=_bound_reason(limit))
+            reason = _bound_reason(limit)
+            return Reach(target, entry, "bound", explored, limit, reason=reason, start_size=base)
         explored += 1
         evaluation = program.evaluate(target.root, entry, state.to_dict(), trace=True)
         if _met(target, evaluation):
-            return _verified(program, target, entry, state, path, evaluation, explored, limit)
+            found = _verified(program, target, entry, state, path, evaluation, explored, limit)
+            return replace(found, start_size=base)
         blocker.see(evaluation)
         for after, move in _moves(state, evaluation, target):
             serial += 1
             heapq.heappush(heap, (_cost_of(after), serial, after, (*path, move)))
-        del cost
-    return Reach(target, entry, "unreachable", explored, limit, reason=blocker.reason(entry))
+    reason = blocker.reason(entry)
+    return Reach(target, entry, "unreachable", explored, limit, reason=reason, start_size=base)
 
 
 def _bound_reason(limit: int) -> str:

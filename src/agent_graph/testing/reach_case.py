@@ -39,6 +39,7 @@ def reach_document(answer: Reach) -> dict[str, Any]:
     }
     if answer.state is not None:
         out["size"] = answer.size
+        out["added"] = answer.size - answer.start_size
         out["state"] = answer.state.to_dict()
         out["path"] = [
             {**move.to_dict(), "outcome": answer.outcomes.get(move.key)} for move in answer.path
@@ -61,7 +62,9 @@ def reach_lines(doc: dict[str, Any]) -> list[str]:
     goal = _goal_words(doc["kind"])
     if doc["status"] != "reached":
         return [f"{key} cannot be {goal}: {doc['reason']} ({doc['explored']} states searched)"]
-    lines = [f"{key} is {goal} from entry {entry} with {doc['size']} thing(s) recorded:"]
+    given = doc["size"] - doc["added"]
+    already = f" ({given} of them given)" if given else ""
+    lines = [f"{key} is {goal} from entry {entry} with {doc['size']} thing(s) recorded{already}:"]
     state = doc["state"]
     lines += [
         f"  {member}: {json.dumps(state[member], ensure_ascii=False)}"

@@ -134,6 +134,7 @@ REACH_EXAMPLE: Final = f"agc explain report --reach publish -m {WEEKLY}"
     "--max-states",
     "max_states",
     default=DEFAULT_STATES,
+    type=str,  # checked by the callback: option-invalid, as every count option of agc
     callback=positive_integer,
     metavar="N",
     help=f"With --reach: evaluate at most N states (default {DEFAULT_STATES}).",

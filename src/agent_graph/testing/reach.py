@@ -2,9 +2,11 @@
 
 The search plays the Graph forward. From a state (empty, or the one given) it evaluates
 with the VM's trace and takes as its moves what a host could record next: an outcome for
-each pending node of every evaluated frame (one per outcome its outgoing edges and repeat
-edges name), the facts of a ``satisfiedBy`` (the only way to a ``completed`` that is not
-``unverified``) or of a failing ``requiresFacts``, and a delegatable Gate's authority.
+each pending node of every evaluated frame (each outcome its outgoing edges and repeat
+edges name, and one no edge takes, which only settles the node: a better-ranked route
+gets out of the way so), the facts of a ``satisfiedBy`` (the only way to a ``completed``
+that is not ``unverified``) or of a failing ``requiresFacts``, and a delegatable Gate's
+authority.
 States only grow, each move costing what it adds (one per outcome, fact or authority),
 and they are taken cheapest first (ties in the order the moves were made, so the answer
 is the same on every run): the first state whose evaluation has NODE as its primary route
@@ -43,6 +45,7 @@ PRESENT: Final = True
 _PENDING: Final = "pending"
 _COMPLETED: Final = "completed"
 _CAN_BE_ROUTE = (r.ACTION, r.GATE)
+_ASIDE: Final = ("skipped", "failed", "partial", "blocked")
 
 ReachStatus = Literal["reached", "unreachable", "bound"]
 
@@ -313,7 +316,11 @@ def _pending_moves(
     state: State, graph: r.Graph, node: r.Node, key: str
 ) -> Iterator[tuple[State, Move]]:
     recordable = key not in state.outcomes
-    for outcome in _outcomes_named(graph, node):
+    named = _outcomes_named(graph, node)
+    # one outcome no edge takes: it only settles the node, which clears a better-ranked
+    # route out of the target's way
+    aside = next((o for o in _ASIDE if o not in named), None)
+    for outcome in (*named, aside) if aside is not None else named:
         if outcome == _COMPLETED and node.satisfied_by is not None:
             found = _with_facts(state, node.satisfied_by)
             if found is not None:

@@ -242,6 +242,7 @@ schema: agent-graph.graph.v1
 id: stuck
 entrypoints:
   default: start
+  other: second
 nodes:
   - id: start
     kind: action
@@ -258,11 +259,24 @@ nodes:
     kind: action
     reasonCode: route.stuck.work
     action: actions/work.yaml
+  - id: first
+    kind: action
+    reasonCode: route.stuck.work
+    action: actions/work.yaml
+    priority: 10
+  - id: second
+    kind: action
+    reasonCode: route.stuck.work
+    action: actions/work.yaml
   - id: done
     kind: terminal
     join: any
     terminalOutcome: completed
 edges:
+  - { from: start, to: first }
+  - { from: start, to: second }
+  - { from: first, to: done }
+  - { from: second, to: done }
   - { from: start, to: contradiction }
   - { from: start, to: both-ways }
   - { from: start, to: both-ways, outcomes: [failed] }
@@ -289,7 +303,8 @@ def stuck(tmp_path: Path) -> str:
 def test_a_contradictory_requires_facts_is_the_reason(
     stuck: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, _ = run(["explain", "stuck", "--reach", "contradiction", "-m", stuck], capsys)
+    args = ["explain", "stuck", "--reach", "contradiction", "--entry", "default", "-m", stuck]
+    code, out, _ = run(args, capsys)
     assert code == 1
     assert out.startswith(
         "stuck/contradiction cannot be the primary route: from entry default, its "
@@ -302,7 +317,8 @@ def test_a_join_no_state_meets_is_the_reason(
 ) -> None:
     target = tmp_path / "never.yaml"
     code, out, _ = run(
-        ["explain", "stuck", "--reach", "both-ways", "-m", stuck, "--format", "json",
+        ["explain", "stuck", "--reach", "both-ways", "--entry", "default", "-m", stuck,
+         "--format", "json",
          "--write-test", str(target)],
         capsys,
     )  # fmt: skip
@@ -314,6 +330,35 @@ def test_a_join_no_state_meets_is_the_reason(
     assert "start → both-ways on failed" in doc["reason"]
     assert doc["explored"] < DEFAULT_LIMIT  # the whole space was searched, not cut off
     assert not target.exists()
+
+
+def test_a_better_ranked_route_is_settled_without_firing_its_edges(stuck: str) -> None:
+    # completing first would reach done and end the frame: only an outcome none of its
+    # edges takes gets it out of second's way
+    answer = reach(compile_provider(stuck), "stuck", "second", "default")
+    assert answer.state is not None
+    assert answer.state.outcomes == {"stuck/start": "completed", "stuck/first": "skipped"}
+
+
+def test_every_entry_says_why(stuck: str, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["explain", "stuck", "--reach", "contradiction", "-m", stuck, "--format", "json"]
+    code, out, _ = run(args, capsys)
+    assert code == 1
+    assert json.loads(out)["reason"] == (
+        "from entry default, its requiresFacts (flag exists and flag is absent) cannot all "
+        "hold; from entry other, it is never reached: its join needs all of: "
+        "start → contradiction on completed (start is unreached)"
+    )
+
+
+def test_a_node_no_edge_leads_to_is_said(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["explain", "verify", "--reach", "smoke-test", "--entry", "default", "-m", TRAIN]
+    code, out, _ = run([*args, "--format", "json"], capsys)
+    assert code == 1
+    assert json.loads(out)["reason"] == (
+        "from entry default, it is never reached: no edge leads to it and it is not this "
+        "entry's start"
+    )
 
 
 def test_the_help_example_runs_as_printed(

@@ -1,12 +1,12 @@
 """``agc explain --reach NODE``: the smallest state that makes NODE the primary route.
 
 The search plays the Graph forward. From a state (empty, or the one given) it evaluates
-with the VM's trace and takes as its moves what a host could record next: an outcome for
-each pending node of every evaluated frame (each outcome its outgoing edges and repeat
-edges name, and one no edge takes, which only settles the node: a better-ranked route
-gets out of the way so), the facts of a ``satisfiedBy`` (the only way to a ``completed``
-that is not ``unverified``) or of a failing ``requiresFacts``, and a delegatable Gate's
-authority.
+with the VM's trace and takes as its moves what a host could record next: for each pending
+node that can lead to NODE, each outcome its outgoing edges and repeat edges name; for each
+route ranked before NODE's, those and one outcome no edge takes, which only settles it and
+gets it out of the way; the facts of a ``satisfiedBy`` (the only way to a ``completed``
+that is not ``unverified``) or of a failing ``requiresFacts``; a delegatable Gate's
+authority (:class:`Relevance` says which nodes can lead to NODE).
 States only grow, each move costing what it adds (one per outcome, fact or authority),
 and they are taken cheapest first (ties in the order the moves were made, so the answer
 is the same on every run): the first state whose evaluation has NODE as its primary route
@@ -289,11 +289,14 @@ def _with_facts(
     return State(facts, state.outcomes, state.authorities), tuple(added)
 
 
-def _moves(state: State, evaluation: Evaluation, goal: Target) -> Iterator[tuple[State, Move]]:
+def _moves(
+    state: State, evaluation: Evaluation, goal: Target, relevance: Relevance
+) -> Iterator[tuple[State, Move]]:
     from ..vm.facts import all_match
 
     trace = evaluation.trace
     assert trace is not None
+    ahead = _ahead_of(goal, evaluation)
     for frame in trace.frames:
         if frame.error is not None:
             continue
@@ -301,6 +304,8 @@ def _moves(state: State, evaluation: Evaluation, goal: Target) -> Iterator[tuple
         for index in frame.order:
             node = graph.nodes[index]
             key = frame.prefix + node.id
+            if key not in ahead and not relevance.leads(frame, index):
+                continue
             outcome = frame.outcome_of(index)
             if node.requires is not None and not all_match(state.facts, node.requires):
                 found = _with_facts(state, node.requires)
@@ -309,18 +314,87 @@ def _moves(state: State, evaluation: Evaluation, goal: Target) -> Iterator[tuple
                 continue
             if outcome != _PENDING or node.kind not in _CAN_BE_ROUTE or key == goal.key:
                 continue
-            yield from _pending_moves(state, graph, node, key)
+            yield from _pending_moves(state, graph, node, key, aside=key in ahead)
+
+
+def _ahead_of(goal: Target, evaluation: Evaluation) -> set[str]:
+    """The routes ranked before the goal's, when it is a route already: the ones to settle."""
+    inside = goal.key + ">"
+    ahead: set[str] = set()
+    for candidate in evaluation.candidates:
+        key = candidate.state_key
+        if key == goal.key or key.startswith(inside):
+            return ahead
+        ahead.add(key)
+    return set()
+
+
+class Relevance:
+    """Which nodes can matter: those with a path of edges (repeat edges too) to the goal
+    in its Graph, to the subgraph node that calls the goal's Graph in each Graph above,
+    and every node of a frame called from one of those (its outcome is the caller's).
+    A move anywhere else can only end a frame sooner, never route to the goal; the routes
+    ranked before the goal are settled separately (:func:`_ahead_of`)."""
+
+    def __init__(self, program: Program, target: Target) -> None:
+        graphs = program.ir.graphs
+        graph = program.graph(target.root)
+        self.segments: list[str] = []  # the call path to the goal's frame
+        chain: list[tuple[r.Graph, int]] = []
+        current = graph
+        if target.key.count(">"):
+            for segment in target.key.split(">")[:-1]:
+                wanted = segment[len(current.id) + 1 :]
+                index = next(i for i, n in enumerate(current.nodes) if n.id == wanted)
+                chain.append((current, index))
+                self.segments.append(segment)
+                current = graphs[current.nodes[index].subgraph]
+        chain.append((current, target.index))
+        self.levels = [(g, _leading_to(g, i)) for g, i in chain]
+        if target.node.kind == r.SUBGRAPH and target.node.subgraph != r.NONE:
+            # the primary route is to be inside the goal's frame: all of it can matter
+            child = graphs[target.node.subgraph]
+            self.segments.append(target.key.rsplit(">", 1)[-1])
+            self.levels.append((child, set(range(len(child.nodes)))))
+
+    def leads(self, frame: FrameTrace, index: int) -> bool:
+        path = frame.call_path
+        for depth, segment in enumerate(path):
+            if depth < len(self.segments) and segment == self.segments[depth]:
+                continue
+            if depth >= len(self.levels):
+                return False
+            graph, leading = self.levels[depth]
+            wanted = segment[len(graph.id) + 1 :]
+            caller = next((i for i, n in enumerate(graph.nodes) if n.id == wanted), -1)
+            return caller in leading
+        return len(path) < len(self.levels) and index in self.levels[len(path)][1]
+
+
+def _leading_to(graph: r.Graph, goal: int) -> set[int]:
+    """``goal`` and the nodes with a path of edges of any kind to it."""
+    into: dict[int, list[int]] = {}
+    for edge in graph.edges:
+        into.setdefault(edge.target, []).append(edge.source)
+    found = {goal}
+    todo = [goal]
+    while todo:
+        for source in into.get(todo.pop(), ()):
+            if source not in found:
+                found.add(source)
+                todo.append(source)
+    return found
 
 
 def _pending_moves(
-    state: State, graph: r.Graph, node: r.Node, key: str
+    state: State, graph: r.Graph, node: r.Node, key: str, *, aside: bool
 ) -> Iterator[tuple[State, Move]]:
     recordable = key not in state.outcomes
     named = _outcomes_named(graph, node)
-    # one outcome no edge takes: it only settles the node, which clears a better-ranked
-    # route out of the target's way
-    aside = next((o for o in _ASIDE if o not in named), None)
-    for outcome in (*named, aside) if aside is not None else named:
+    # a route ranked before the goal may also be settled with an outcome no edge takes,
+    # which only gets it out of the way
+    settle = next((o for o in _ASIDE if o not in named), None) if aside else None
+    for outcome in (*named, settle) if settle is not None else named:
         if outcome == _COMPLETED and node.satisfied_by is not None:
             found = _with_facts(state, node.satisfied_by)
             if found is not None:
@@ -368,12 +442,15 @@ def reach(
     if reached:
         return min(reached, key=lambda a: a.size)  # min keeps the first of equals
     bound = [a for a in answers if a.status == "bound"]
-    return bound[0] if bound else answers[0]
+    if bound:
+        return bound[0]
+    return replace(answers[0], reason="; ".join(str(a.reason) for a in answers))
 
 
 def _search(program: Program, target: Target, entry: str, start: State, limit: int) -> Reach:
     base = _cost_of(start)
     blocker = _Blocker(target)
+    relevance = Relevance(program, target)
     heap: list[tuple[int, int, State, tuple[Move, ...]]] = [(base, 0, start, ())]
     seen: set[str] = set()
     serial = 0
@@ -393,7 +470,7 @@ def _search(program: Program, target: Target, entry: str, start: State, limit: i
             found = _verified(program, target, entry, state, path, evaluation, explored, limit)
             return replace(found, start_size=base)
         blocker.see(evaluation)
-        for after, move in _moves(state, evaluation, target):
+        for after, move in _moves(state, evaluation, target, relevance):
             serial += 1
             heapq.heappush(heap, (_cost_of(after), serial, after, (*path, move)))
     reason = blocker.reason(entry)

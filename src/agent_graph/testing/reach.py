@@ -16,9 +16,9 @@ is returned.
 
 What counts as reaching a node depends on its kind: an action or a Gate is the primary
 route; a subgraph node has the primary route inside its frame; a terminal is reached and
-its frame is complete. When no state does it, :attr:`Reach.reason` says what stood in the
-way in the states seen (never reached, its ``requiresFacts``, an outcome that never left
-it pending, a better-ranked route).
+its frame is complete. When no state does it, :attr:`ReachAnswer.reason` says what stood
+in the way in the states seen (never reached, its ``requiresFacts``, an outcome that never
+left it pending, a better-ranked route).
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ class Move:
 
 
 @dataclass(frozen=True, slots=True)
-class Reach:
+class ReachAnswer:
     """The answer for one Target and entry."""
 
     target: Target
@@ -430,7 +430,7 @@ def reach(
     start: State | None = None,
     *,
     limit: int = DEFAULT_LIMIT,
-) -> Reach:
+) -> ReachAnswer:
     """The smallest state (added to ``start``) that makes ``node`` the primary route of
     ``graph_id``, searched from ``entry`` or, without one, from each entry of the Graph
     in authored order (the smallest answer wins; the first on a tie)."""
@@ -447,7 +447,7 @@ def reach(
     return replace(answers[0], reason="; ".join(str(a.reason) for a in answers))
 
 
-def _search(program: Program, target: Target, entry: str, start: State, limit: int) -> Reach:
+def _search(program: Program, target: Target, entry: str, start: State, limit: int) -> ReachAnswer:
     base = _cost_of(start)
     blocker = _Blocker(target)
     relevance = Relevance(program, target)
@@ -463,7 +463,9 @@ def _search(program: Program, target: Target, entry: str, start: State, limit: i
         seen.add(text)
         if explored >= limit:
             reason = _bound_reason(limit)
-            return Reach(target, entry, "bound", explored, limit, reason=reason, start_size=base)
+            return ReachAnswer(
+                target, entry, "bound", explored, limit, reason=reason, start_size=base
+            )
         explored += 1
         evaluation = program.evaluate(target.root, entry, state.to_dict(), trace=True)
         if _met(target, evaluation):
@@ -474,7 +476,9 @@ def _search(program: Program, target: Target, entry: str, start: State, limit: i
             serial += 1
             heapq.heappush(heap, (_cost_of(after), serial, after, (*path, move)))
     reason = blocker.reason(entry)
-    return Reach(target, entry, "unreachable", explored, limit, reason=reason, start_size=base)
+    return ReachAnswer(
+        target, entry, "unreachable", explored, limit, reason=reason, start_size=base
+    )
 
 
 def _bound_reason(limit: int) -> str:
@@ -493,7 +497,7 @@ def _verified(
     traced: Evaluation,
     explored: int,
     limit: int,
-) -> Reach:
+) -> ReachAnswer:
     plain = program.evaluate(target.root, entry, state.to_dict())
     if plain != traced or not _met(target, traced):  # pragma: no cover - the VM's own word
         raise AssertionError(f"the state found for {target.key} does not evaluate the same")
@@ -503,7 +507,7 @@ def _verified(
     for frame in trace.frames:
         for index in frame.order:
             outcomes[frame.prefix + frame.graph.nodes[index].id] = frame.outcome_of(index)
-    return Reach(target, entry, "reached", explored, limit, state, path, plain, outcomes)
+    return ReachAnswer(target, entry, "reached", explored, limit, state, path, plain, outcomes)
 
 
 class _Blocker:

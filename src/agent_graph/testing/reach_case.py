@@ -20,12 +20,12 @@ from .discovery import TEST_SCHEMA
 
 if TYPE_CHECKING:
     from ..vm import Program
-    from .reach import Reach
+    from .reach import ReachAnswer
 
 _PLAIN_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\Z")
 
 
-def reach_document(answer: Reach) -> dict[str, Any]:
+def reach_document(answer: ReachAnswer) -> dict[str, Any]:
     """The ``--format json`` document."""
     target = answer.target
     out: dict[str, Any] = {
@@ -60,6 +60,8 @@ def reach_lines(doc: dict[str, Any]) -> list[str]:
     """The human answer: the state, the path of outcomes, the evaluation it gives."""
     key, entry = doc["node"], doc["entry"]
     goal = _goal_words(doc["kind"])
+    if doc["status"] == "bound":  # the reason says how many
+        return [f"{key} cannot be {goal}: {doc['reason']}"]
     if doc["status"] != "reached":
         return [f"{key} cannot be {goal}: {doc['reason']} ({doc['explored']} states searched)"]
     given = doc["size"] - doc["added"]
@@ -110,7 +112,7 @@ def _added(step: dict[str, Any]) -> str:
     return f"recorded {step['recorded']}"
 
 
-def reach_case(answer: Reach) -> dict[str, Any]:
+def reach_case(answer: ReachAnswer) -> dict[str, Any]:
     """The answer as one ``agent-graph.test.v1`` case (only a reached answer has one)."""
     assert answer.state is not None
     assert answer.evaluation is not None
@@ -160,7 +162,7 @@ def _yaml(value: dict[str, Any], depth: int, lines: list[str]) -> None:
             lines.append(f"{pad}{name}: {json.dumps(item, ensure_ascii=False)}")
 
 
-def write_reach_case(program: Program, answer: Reach, file: str | os.PathLike[str]) -> Path:
+def write_reach_case(program: Program, answer: ReachAnswer, file: str | os.PathLike[str]) -> Path:
     """Write the answer's case to a new ``file``; it is read back and run first, so what
     is written passes ``agc test``. ``reach-test-exists`` when ``file`` exists."""
     from ..documents.durable import write_durably

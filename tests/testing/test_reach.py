@@ -208,6 +208,19 @@ def test_an_existing_test_file_is_never_replaced(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.yaml"]
 
 
+def test_a_file_in_the_way_of_the_folder_is_a_write_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "plain").write_text("x", encoding="utf-8")
+    target = tmp_path / "plain" / "case.yaml"
+    error = error_of(
+        ["explain", "report", "--reach", "publish", "-m", WEEKLY, "--write-test", str(target)],
+        capsys,
+    )
+    assert error["code"] == "file-write-failed"
+    assert (tmp_path / "plain").read_text(encoding="utf-8") == "x"
+
+
 @pytest.mark.parametrize(
     "args",
     [
@@ -329,6 +342,14 @@ def test_a_join_no_state_meets_is_the_reason(
     assert "start → both-ways on completed" in doc["reason"]
     assert "start → both-ways on failed" in doc["reason"]
     assert doc["explored"] < DEFAULT_LIMIT  # the whole space was searched, not cut off
+    assert doc["test"] is None
+    assert not target.exists()
+    code, out, _ = run(
+        ["explain", "stuck", "--reach", "both-ways", "--entry", "default", "-m", stuck,
+         "--write-test", str(target)],
+        capsys,
+    )  # fmt: skip
+    assert (code, out.splitlines()[-1]) == (1, "No graph test written.")
     assert not target.exists()
 
 

@@ -208,8 +208,8 @@ def _reach(
     start = State(given.facts, dict(given.outcomes), given.authorities)
     answer = reach(program, selected, node, entry, start, limit=limit)
     doc = reach_document(answer)
-    if answer.reached and write_test is not None:
-        doc["test"] = str(write_reach_case(program, answer, write_test))
+    if write_test is not None:  # null: nothing to write for a node not reached
+        doc["test"] = str(write_reach_case(program, answer, write_test)) if answer.reached else None
     emit(opts.fmt, doc, reach_lines(doc))
     if not answer.reached:
         ctx.exit(1)

@@ -356,6 +356,7 @@ class Relevance:
             child = graphs[target.node.subgraph]
             self.segments.append(target.key.rsplit(">", 1)[-1])
             self.levels.append((child, set(range(len(child.nodes)))))
+        self.ids = [{n.id: i for i, n in enumerate(g.nodes)} for g, _ in self.levels]
 
     def leads(self, frame: FrameTrace, index: int) -> bool:
         path = frame.call_path
@@ -365,9 +366,7 @@ class Relevance:
             if depth >= len(self.levels):
                 return False
             graph, leading = self.levels[depth]
-            wanted = segment[len(graph.id) + 1 :]
-            caller = next((i for i, n in enumerate(graph.nodes) if n.id == wanted), -1)
-            return caller in leading
+            return self.ids[depth].get(segment[len(graph.id) + 1 :], -1) in leading
         return len(path) < len(self.levels) and index in self.levels[len(path)][1]
 
 

@@ -60,10 +60,10 @@ def reach_lines(doc: dict[str, Any]) -> list[str]:
     """The human answer: the state, the path of outcomes, the evaluation it gives."""
     key, entry = doc["node"], doc["entry"]
     goal = _goal_words(doc["kind"])
-    if doc["status"] == "bound":  # the reason says how many
-        return [f"{key} cannot be {goal}: {doc['reason']}"]
     if doc["status"] != "reached":
-        return [f"{key} cannot be {goal}: {doc['reason']} ({doc['explored']} states searched)"]
+        count = "" if doc["status"] == "bound" else f" ({doc['explored']} states searched)"
+        unwritten = ["No graph test written."] if "test" in doc else []
+        return [f"{key} cannot be {goal}: {doc['reason']}{count}", *unwritten]
     given = doc["size"] - doc["added"]
     already = f" ({given} of them given)" if given else ""
     lines = [f"{key} is {goal} from entry {entry} with {doc['size']} thing(s) recorded{already}:"]
@@ -89,7 +89,7 @@ def reach_lines(doc: dict[str, Any]) -> list[str]:
     elif "outcome" in evaluation:
         result += f", outcome {evaluation['outcome']}"
     lines.append(f"Evaluated: {result} ({doc['explored']} states searched)")
-    if "test" in doc:
+    if doc.get("test") is not None:
         lines.append(f"Wrote graph test {doc['test']}")
     return lines
 
@@ -188,14 +188,21 @@ def write_reach_case(program: Program, answer: ReachAnswer, file: str | os.PathL
         raise AssertionError(f"the written case would fail: {failures[0].message}")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:  # a file where a folder should be, no permission …
+        raise _unwritable(target, error) from None
+    try:
         write_durably(target, text.encode("utf-8"), new=True)
-    except FileExistsError:
+    except FileExistsError:  # it appeared meanwhile: still never replaced
         raise _exists(target) from None
     except OSError as error:
-        raise AgentGraphError(
-            codes.FILE_WRITE_FAILED, f"Cannot write {target}: {error.strerror or error}"
-        ) from None
+        raise _unwritable(target, error) from None
     return target
+
+
+def _unwritable(target: Path, error: OSError) -> AgentGraphError:
+    return AgentGraphError(
+        codes.FILE_WRITE_FAILED, f"Cannot write {target}: {error.strerror or error}"
+    )
 
 
 def _exists(target: Path) -> AgentGraphError:

@@ -5,8 +5,10 @@ with the VM's trace and takes as its moves what a host could record next: for ea
 node that can lead to NODE, each outcome its outgoing edges and repeat edges name; for each
 route ranked before NODE's, those and one outcome no edge takes, which only settles it and
 gets it out of the way; the facts of a ``satisfiedBy`` (the only way to a ``completed``
-that is not ``unverified``) or of a failing ``requiresFacts``; a delegatable Gate's
-authority (:class:`Relevance` says which nodes can lead to NODE).
+that is not ``unverified``) or of a failing ``requiresFacts``, or an ``exists: false``
+path of a passing ``satisfiedBy`` set (which makes that step pending again); a
+delegatable Gate's authority (:class:`Relevance` says which nodes can lead to NODE).
+Terminals are never given an outcome: hosts record the steps they run.
 States only grow, each move costing what it adds (one per outcome, fact or authority),
 and they are taken cheapest first (ties in the order the moves were made, so the answer
 is the same on every run): the first state whose evaluation has NODE as its primary route
@@ -40,7 +42,8 @@ if TYPE_CHECKING:
 
 #: Evaluations one search may make (``agc explain --max-states``).
 DEFAULT_LIMIT: Final = 5000
-#: A fact that ``exists`` is given this value (a check that wants a value says which).
+#: A fact that only has to exist is given this value, or a value another condition of the
+#: Provider wants on its path (one move each).
 PRESENT: Final = True
 _PENDING: Final = "pending"
 _COMPLETED: Final = "completed"
@@ -268,29 +271,84 @@ def _copy(value: Any) -> Any:
     return value
 
 
+#: Known fact values by path: every ``equals`` of the Provider's conditions.
+Values = dict[tuple[str, ...], list[Any]]
+#: How many ways to give the ``exists`` facts of one condition values (each its own move).
+_MAX_CHOICES: Final = 16
+
+
+def fact_values(program: Program) -> Values:
+    """The values the Provider's ``equals`` checks name, by path, in declaration order: a
+    fact that only has to exist may need one of them for another condition."""
+    from ..vm.facts import js_is
+
+    out: Values = {}
+    for graph in program.ir.graphs:
+        for node in graph.nodes:
+            for check in (*(node.requires or ()), *(node.satisfied_by or ())):
+                if check.kind != r.EQUALS:
+                    continue
+                known = out.setdefault(check.path, [])
+                if not any(js_is(v, check.value) for v in known):
+                    known.append(check.value)
+    return out
+
+
 def _with_facts(
-    state: State, checks: tuple[r.FactCheck, ...]
-) -> tuple[State, tuple[tuple[str, Any], ...]] | None:
+    state: State, checks: tuple[r.FactCheck, ...], values: Values
+) -> list[tuple[State, tuple[tuple[str, Any], ...]]]:
+    """Each way to add facts that pass every check (none: they cannot all pass)."""
+    from itertools import islice, product
+
     from ..vm.facts import all_match, check_matches
 
     facts = _copy(state.facts)
-    added = []
+    added: list[tuple[str, Any]] = []
+    exists: list[r.FactCheck] = []
     for check in checks:
         if check_matches(facts, check):
             continue
         if check.kind == r.ABSENT:
-            return None  # only taking a fact away would pass it: states only grow
-        value = check.value if check.kind == r.EQUALS else PRESENT
-        if not _set(facts, check.path, value):
-            return None
-        added.append((".".join(check.path), value))
-    if not added or not all_match(facts, checks):
-        return None
-    return State(facts, state.outcomes, state.authorities), tuple(added)
+            return []  # only taking a fact away would pass it: states only grow
+        if check.kind == r.EXISTS:
+            exists.append(check)
+        elif _set(facts, check.path, check.value):
+            added.append((".".join(check.path), check.value))
+        else:
+            return []
+    choices = [[*values.get(check.path, ()), PRESENT] for check in exists]
+    out = []
+    for picked in islice(product(*choices), _MAX_CHOICES):
+        trial = _copy(facts)
+        more = []
+        for check, value in zip(exists, picked, strict=True):
+            if check_matches(trial, check):
+                continue  # an earlier path made it
+            if not _set(trial, check.path, value):
+                break
+            more.append((".".join(check.path), value))
+        else:
+            if (added or more) and all_match(trial, checks):
+                out.append((State(trial, state.outcomes, state.authorities), (*added, *more)))
+    return out
+
+
+def _against(state: State, checks: tuple[r.FactCheck, ...]) -> Iterator[tuple[State, Move]]:
+    """Facts that make a passing ``satisfiedBy`` fail: one of its absent paths set (the
+    only kind of check a state that only grows can turn false)."""
+    from ..vm.facts import check_matches
+
+    for check in checks:
+        if check.kind != r.ABSENT or not check_matches(state.facts, check):
+            continue
+        facts = _copy(state.facts)
+        if _set(facts, check.path, PRESENT):
+            added = ((".".join(check.path), PRESENT),)
+            yield State(facts, state.outcomes, state.authorities), Move("", "facts", facts=added)
 
 
 def _moves(
-    state: State, evaluation: Evaluation, goal: Target, relevance: Relevance
+    state: State, evaluation: Evaluation, goal: Target, relevance: Relevance, values: Values
 ) -> Iterator[tuple[State, Move]]:
     from ..vm.facts import all_match
 
@@ -308,13 +366,17 @@ def _moves(
                 continue
             outcome = frame.outcome_of(index)
             if node.requires is not None and not all_match(state.facts, node.requires):
-                found = _with_facts(state, node.requires)
-                if found is not None:
-                    yield found[0], Move(key, "facts", facts=found[1])
+                for after, added in _with_facts(state, node.requires, values):
+                    yield after, Move(key, "facts", facts=added)
                 continue
-            if outcome != _PENDING or node.kind not in _CAN_BE_ROUTE or key == goal.key:
+            if node.kind not in _CAN_BE_ROUTE:
                 continue
-            yield from _pending_moves(state, graph, node, key, aside=key in ahead)
+            if outcome == _COMPLETED and node.satisfied_by is not None:
+                # proven by its facts: an absent path set makes it a step again
+                for after, move in _against(state, node.satisfied_by):
+                    yield after, replace(move, key=key)
+            if outcome == _PENDING and key != goal.key:
+                yield from _pending_moves(state, graph, node, key, values, aside=key in ahead)
 
 
 def _ahead_of(goal: Target, evaluation: Evaluation) -> set[str]:
@@ -386,7 +448,7 @@ def _leading_to(graph: r.Graph, goal: int) -> set[int]:
 
 
 def _pending_moves(
-    state: State, graph: r.Graph, node: r.Node, key: str, *, aside: bool
+    state: State, graph: r.Graph, node: r.Node, key: str, values: Values, *, aside: bool
 ) -> Iterator[tuple[State, Move]]:
     recordable = key not in state.outcomes
     named = _outcomes_named(graph, node)
@@ -395,9 +457,8 @@ def _pending_moves(
     settle = next((o for o in _ASIDE if o not in named), None) if aside else None
     for outcome in (*named, settle) if settle is not None else named:
         if outcome == _COMPLETED and node.satisfied_by is not None:
-            found = _with_facts(state, node.satisfied_by)
-            if found is not None:
-                yield found[0], Move(key, "facts", facts=found[1])
+            for after, added in _with_facts(state, node.satisfied_by, values):
+                yield after, Move(key, "facts", facts=added)
             continue
         recorded = _COMPLETED if outcome == "unverified" else outcome
         if not recordable or (outcome == "unverified" and node.satisfied_by is None):
@@ -450,6 +511,7 @@ def _search(program: Program, target: Target, entry: str, start: State, limit: i
     base = _cost_of(start)
     blocker = _Blocker(target)
     relevance = Relevance(program, target)
+    values = fact_values(program)
     heap: list[tuple[int, int, State, tuple[Move, ...]]] = [(base, 0, start, ())]
     seen: set[str] = set()
     serial = 0
@@ -471,7 +533,7 @@ def _search(program: Program, target: Target, entry: str, start: State, limit: i
             found = _verified(program, target, entry, state, path, evaluation, explored, limit)
             return replace(found, start_size=base)
         blocker.see(evaluation)
-        for after, move in _moves(state, evaluation, target, relevance):
+        for after, move in _moves(state, evaluation, target, relevance, values):
             serial += 1
             heapq.heappush(heap, (_cost_of(after), serial, after, (*path, move)))
     reason = blocker.reason(entry)
@@ -540,6 +602,11 @@ class _Blocker:
             return 2, f"it is reached but its frame never completes with it ({outcome})"
         if outcome != _PENDING:
             return 2, f"it is reached but never pending: its outcome is always {outcome}"
+        if not any(c.state_key == target.key for c in evaluation.candidates):
+            return 3, (
+                "it is pending but never offered: its frame, or one around it, reaches a "
+                "terminal or an error first"
+            )
         primary: Candidate | None = evaluation.primary
         other = primary.state_key if primary is not None else "nothing"
         return 3, f"it is a route but never the primary one: {other} ranks first"

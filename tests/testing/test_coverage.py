@@ -49,6 +49,25 @@ def test_weekly_report_tests_leave_nothing_out() -> None:
     assert (doc["percent"], doc["cases"]) == (100.0, 9)
 
 
+@pytest.mark.parametrize(
+    ("name", "counts"),
+    [
+        # collect, editorial-review, legal-signoff, merge, return-to-author; 7 edges; the
+        # two Gates' completed and failed, one completed each for the three actions
+        ("review-desk", {"routes": (5, 5), "edges": (7, 7), "outcomes": (7, 7), "gates": (2, 2)}),
+        # summarize and check-note; check-note's failed is the repeat back to summarize
+        ("context-views", {"routes": (2, 2), "edges": (3, 3), "outcomes": (3, 3), "gates": (0, 0)}),
+    ],
+)
+def test_the_other_examples_leave_nothing_out(
+    name: str, counts: dict[str, tuple[int, int]]
+) -> None:
+    doc = _coverage(name)
+    assert {k: (v["covered"], v["total"]) for k, v in doc["counts"].items()} == counts
+    assert (doc["neverPrimary"], doc["edgesNeverFired"]) == ([], [])
+    assert (doc["outcomesNeverSeen"], doc["gatesNeverWaited"]) == ({}, [])
+
+
 def test_release_train_lists_exactly_what_its_tests_leave_out() -> None:
     doc = _coverage("release-train")
     assert doc["neverPrimary"] == ["train/docs", "train/bump-version", "train/lint", "ship/publish"]

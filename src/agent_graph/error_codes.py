@@ -201,7 +201,9 @@ AREAS: Final[Mapping[str, Mapping[str, str]]] = {
         codes.MATERIALIZER_START_FAILED: "the materializer process could not be started",
         codes.MATERIALIZER_CACHE_FAILED: "the cache folder cannot be written",
         codes.MATERIALIZATION_CHANGED: "a cached view no longer has its receipt's digest",
-        codes.OPTION_INVALID: "a numeric command-line option is not a positive integer",
+        codes.OPTION_INVALID: (
+            "a numeric command-line option is not a positive integer (or a percentage)"
+        ),
     },
     "Running processes (`agent_graph.exec`)": {
         codes.EXEC_ARGV_INVALID: (

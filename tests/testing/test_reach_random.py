@@ -15,8 +15,9 @@ from agent_graph import compile_provider
 from agent_graph.errors import AgentGraphError
 from agent_graph.testing.assertions import check_case
 from agent_graph.testing.discovery import GraphTestCase
-from agent_graph.testing.reach import reach, target_of
+from agent_graph.testing.reach import reach
 from agent_graph.testing.reach_case import reach_case
+from agent_graph.testing.reach_target import target_of
 from agent_graph.vm import Program
 from provider_gen import generate_case
 from slow_support import fast_sample

@@ -42,7 +42,7 @@ class _Seen:
     waited: set[tuple[str, str]] = field(default_factory=set)
 
 
-def _frame(frame: FrameTrace, seen: _Seen) -> None:
+def _count_frame(frame: FrameTrace, seen: _Seen) -> None:
     graph = frame.graph
     if frame.error is not None:
         return
@@ -76,7 +76,7 @@ def covered_by(program: Program, results: Iterable[CaseResult]) -> _Seen:
         evaluation = program.evaluate(case.graph, case.entry, dict(case.state), trace=True)
         assert evaluation.trace is not None
         for frame in evaluation.trace.frames:
-            _frame(frame, seen)
+            _count_frame(frame, seen)
         primary = evaluation.primary
         if primary is not None:
             seen.primary.add((primary.graph.id, primary.node.id))

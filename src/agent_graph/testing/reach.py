@@ -25,16 +25,15 @@ left it pending, a better-ranked route).
 
 from __future__ import annotations
 
-import difflib
 import heapq
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from .. import codes
-from ..errors import AgentGraphError
 from ..ir import records as r
+from .reach_facts import Values, against, check_text, fact_values, leaves, with_facts
+from .reach_target import Relevance, Target, target_of
 
 if TYPE_CHECKING:
     from ..vm import Candidate, Evaluation, Program
@@ -42,32 +41,12 @@ if TYPE_CHECKING:
 
 #: Evaluations one search may make (``agc explain --max-states``).
 DEFAULT_LIMIT: Final = 5000
-#: A fact that only has to exist is given this value, or a value another condition of the
-#: Provider wants on its path (one move each).
-PRESENT: Final = True
 _PENDING: Final = "pending"
 _COMPLETED: Final = "completed"
 _CAN_BE_ROUTE = (r.ACTION, r.GATE)
 _ASIDE: Final = ("skipped", "failed", "partial", "blocked")
 
 ReachStatus = Literal["reached", "unreachable", "bound"]
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """The node looked for: ``key`` is its state key (``graph/node``, or through subgraph
-    calls ``graph/sub>child/node``), ``prefix`` its frame's key prefix."""
-
-    root: str  # the Graph evaluated
-    graph: str  # the Graph the node is in (root, or one it calls)
-    node: r.Node
-    index: int
-    key: str
-    prefix: str
-
-    @property
-    def kind(self) -> str:
-        return r.NODE_KINDS[self.node.kind]
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +66,9 @@ class State:
 
     def text(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+
+    def with_facts(self, facts: Mapping[str, Any]) -> State:
+        return State(facts, self.outcomes, self.authorities)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,80 +118,7 @@ class ReachAnswer:
 
 
 def _cost_of(state: State) -> int:
-    return len(_leaves(state.facts)) + len(state.outcomes) + len(state.authorities)
-
-
-def _leaves(value: Any) -> list[str]:
-    out: list[str] = []
-    todo: list[tuple[str, Any]] = [("", value)]
-    while todo:
-        prefix, item = todo.pop()
-        if isinstance(item, Mapping) and (item or not prefix):
-            todo.extend((f"{prefix}{k}.", v) for k, v in item.items())
-        else:
-            out.append(prefix[:-1])
-    return out
-
-
-# -- naming the target ------------------------------------------------------------------
-
-
-def target_of(program: Program, graph_id: str, node: str) -> Target:
-    """The node ``node`` names in ``graph_id``: a node id, or a state key through
-    subgraph calls; ``explain-node-missing`` with the nearest name otherwise."""
-    graph = program.graph(graph_id)
-    for index, candidate in enumerate(graph.nodes):
-        if candidate.id == node:
-            return Target(
-                graph_id, graph_id, candidate, index, f"{graph_id}/{node}", graph_id + "/"
-            )
-    found = _by_key(program, graph, node)
-    if found is not None:
-        return found
-    known = [n.id for n in graph.nodes] + list(_keys(program, graph))
-    near = difflib.get_close_matches(node, known, n=1)
-    hint = f"; did you mean {near[0]}?" if near else ""
-    raise AgentGraphError(
-        codes.EXPLAIN_NODE_MISSING,
-        f"No node {node} in graph {graph_id} or a graph it calls{hint}",
-    )
-
-
-def _by_key(program: Program, graph: r.Graph, key: str) -> Target | None:
-    segments = key.split(">")
-    current = graph
-    prefix = ""
-    for depth, segment in enumerate(segments):
-        head = current.id + "/"
-        if not segment.startswith(head):
-            return None
-        wanted = segment[len(head) :]
-        index = next((i for i, n in enumerate(current.nodes) if n.id == wanted), -1)
-        if index < 0:
-            return None
-        node = current.nodes[index]
-        if depth == len(segments) - 1:
-            return Target(graph.id, current.id, node, index, key, prefix + head)
-        if node.kind != r.SUBGRAPH or node.subgraph == r.NONE:
-            return None
-        prefix += segment + ">"
-        current = program.ir.graphs[node.subgraph]
-    return None
-
-
-def _keys(program: Program, graph: r.Graph, limit: int = 2000) -> Iterator[str]:
-    """State keys below ``graph``'s subgraph nodes (for a did-you-mean), shallow first."""
-    todo: list[tuple[r.Graph, str, tuple[str, ...]]] = [(graph, "", (graph.id,))]
-    count = 0
-    while todo and count < limit:
-        current, prefix, stack = todo.pop(0)
-        for node in current.nodes:
-            count += 1
-            yield f"{prefix}{current.id}/{node.id}"
-            if node.kind == r.SUBGRAPH and node.subgraph != r.NONE:
-                child = program.ir.graphs[node.subgraph]
-                if child.id not in stack:
-                    todo.append((child, f"{prefix}{current.id}/{node.id}>", (*stack, child.id)))
+    return len(leaves(state.facts)) + len(state.outcomes) + len(state.authorities)
 
 
 # -- the goal ---------------------------------------------------------------------------
@@ -245,108 +154,6 @@ def _outcomes_named(graph: r.Graph, node: r.Node) -> list[str]:
     return named or [_COMPLETED]
 
 
-def _set(facts: dict[str, Any], path: tuple[str, ...], value: Any) -> bool:
-    """Put ``value`` at ``path``, making objects on the way; False where the facts hold
-    something else there (nothing the user gave is replaced)."""
-    current = facts
-    for segment in path[:-1]:
-        found = current.get(segment)
-        if found is None and segment not in current:
-            current[segment] = found = {}
-        if not isinstance(found, dict):
-            return False
-        current = found
-    last = path[-1]
-    if last in current:
-        return current[last] == value if not isinstance(current[last], dict) else value is PRESENT
-    current[last] = value
-    return True
-
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_copy(v) for v in value]
-    return value
-
-
-#: Known fact values by path: every ``equals`` of the Provider's conditions.
-Values = dict[tuple[str, ...], list[Any]]
-#: How many ways to give the ``exists`` facts of one condition values (each its own move).
-_MAX_CHOICES: Final = 16
-
-
-def fact_values(program: Program) -> Values:
-    """The values the Provider's ``equals`` checks name, by path, in declaration order: a
-    fact that only has to exist may need one of them for another condition."""
-    from ..vm.facts import js_is
-
-    out: Values = {}
-    for graph in program.ir.graphs:
-        for node in graph.nodes:
-            for check in (*(node.requires or ()), *(node.satisfied_by or ())):
-                if check.kind != r.EQUALS:
-                    continue
-                known = out.setdefault(check.path, [])
-                if not any(js_is(v, check.value) for v in known):
-                    known.append(check.value)
-    return out
-
-
-def _with_facts(
-    state: State, checks: tuple[r.FactCheck, ...], values: Values
-) -> list[tuple[State, tuple[tuple[str, Any], ...]]]:
-    """Each way to add facts that pass every check (none: they cannot all pass)."""
-    from itertools import islice, product
-
-    from ..vm.facts import all_match, check_matches
-
-    facts = _copy(state.facts)
-    added: list[tuple[str, Any]] = []
-    exists: list[r.FactCheck] = []
-    for check in checks:
-        if check_matches(facts, check):
-            continue
-        if check.kind == r.ABSENT:
-            return []  # only taking a fact away would pass it: states only grow
-        if check.kind == r.EXISTS:
-            exists.append(check)
-        elif _set(facts, check.path, check.value):
-            added.append((".".join(check.path), check.value))
-        else:
-            return []
-    choices = [[*values.get(check.path, ()), PRESENT] for check in exists]
-    out = []
-    for picked in islice(product(*choices), _MAX_CHOICES):
-        trial = _copy(facts)
-        more = []
-        for check, value in zip(exists, picked, strict=True):
-            if check_matches(trial, check):
-                continue  # an earlier path made it
-            if not _set(trial, check.path, value):
-                break
-            more.append((".".join(check.path), value))
-        else:
-            if (added or more) and all_match(trial, checks):
-                out.append((State(trial, state.outcomes, state.authorities), (*added, *more)))
-    return out
-
-
-def _against(state: State, checks: tuple[r.FactCheck, ...]) -> Iterator[tuple[State, Move]]:
-    """Facts that make a passing ``satisfiedBy`` fail: one of its absent paths set (the
-    only kind of check a state that only grows can turn false)."""
-    from ..vm.facts import check_matches
-
-    for check in checks:
-        if check.kind != r.ABSENT or not check_matches(state.facts, check):
-            continue
-        facts = _copy(state.facts)
-        if _set(facts, check.path, PRESENT):
-            added = ((".".join(check.path), PRESENT),)
-            yield State(facts, state.outcomes, state.authorities), Move("", "facts", facts=added)
-
-
 def _moves(
     state: State, evaluation: Evaluation, goal: Target, relevance: Relevance, values: Values
 ) -> Iterator[tuple[State, Move]]:
@@ -366,15 +173,15 @@ def _moves(
                 continue
             outcome = frame.outcome_of(index)
             if node.requires is not None and not all_match(state.facts, node.requires):
-                for after, added in _with_facts(state, node.requires, values):
-                    yield after, Move(key, "facts", facts=added)
+                for facts, added in with_facts(state.facts, node.requires, values):
+                    yield state.with_facts(facts), Move(key, "facts", facts=added)
                 continue
             if node.kind not in _CAN_BE_ROUTE:
                 continue
             if outcome == _COMPLETED and node.satisfied_by is not None:
                 # proven by its facts: an absent path set makes it a step again
-                for after, move in _against(state, node.satisfied_by):
-                    yield after, replace(move, key=key)
+                for facts, added in against(state.facts, node.satisfied_by):
+                    yield state.with_facts(facts), Move(key, "facts", facts=added)
             if outcome == _PENDING and key != goal.key:
                 yield from _pending_moves(state, graph, node, key, values, aside=key in ahead)
 
@@ -391,62 +198,6 @@ def _ahead_of(goal: Target, evaluation: Evaluation) -> set[str]:
     return set()
 
 
-class Relevance:
-    """Which nodes can matter: those with a path of edges (repeat edges too) to the goal
-    in its Graph, to the subgraph node that calls the goal's Graph in each Graph above,
-    and every node of a frame called from one of those (its outcome is the caller's).
-    A move anywhere else can only end a frame sooner, never route to the goal; the routes
-    ranked before the goal are settled separately (:func:`_ahead_of`)."""
-
-    def __init__(self, program: Program, target: Target) -> None:
-        graphs = program.ir.graphs
-        graph = program.graph(target.root)
-        self.segments: list[str] = []  # the call path to the goal's frame
-        chain: list[tuple[r.Graph, int]] = []
-        current = graph
-        if target.key.count(">"):
-            for segment in target.key.split(">")[:-1]:
-                wanted = segment[len(current.id) + 1 :]
-                index = next(i for i, n in enumerate(current.nodes) if n.id == wanted)
-                chain.append((current, index))
-                self.segments.append(segment)
-                current = graphs[current.nodes[index].subgraph]
-        chain.append((current, target.index))
-        self.levels = [(g, _leading_to(g, i)) for g, i in chain]
-        if target.node.kind == r.SUBGRAPH and target.node.subgraph != r.NONE:
-            # the primary route is to be inside the goal's frame: all of it can matter
-            child = graphs[target.node.subgraph]
-            self.segments.append(target.key.rsplit(">", 1)[-1])
-            self.levels.append((child, set(range(len(child.nodes)))))
-        self.ids = [{n.id: i for i, n in enumerate(g.nodes)} for g, _ in self.levels]
-
-    def leads(self, frame: FrameTrace, index: int) -> bool:
-        path = frame.call_path
-        for depth, segment in enumerate(path):
-            if depth < len(self.segments) and segment == self.segments[depth]:
-                continue
-            if depth >= len(self.levels):
-                return False
-            graph, leading = self.levels[depth]
-            return self.ids[depth].get(segment[len(graph.id) + 1 :], -1) in leading
-        return len(path) < len(self.levels) and index in self.levels[len(path)][1]
-
-
-def _leading_to(graph: r.Graph, goal: int) -> set[int]:
-    """``goal`` and the nodes with a path of edges of any kind to it."""
-    into: dict[int, list[int]] = {}
-    for edge in graph.edges:
-        into.setdefault(edge.target, []).append(edge.source)
-    found = {goal}
-    todo = [goal]
-    while todo:
-        for source in into.get(todo.pop(), ()):
-            if source not in found:
-                found.add(source)
-                todo.append(source)
-    return found
-
-
 def _pending_moves(
     state: State, graph: r.Graph, node: r.Node, key: str, values: Values, *, aside: bool
 ) -> Iterator[tuple[State, Move]]:
@@ -457,8 +208,8 @@ def _pending_moves(
     settle = next((o for o in _ASIDE if o not in named), None) if aside else None
     for outcome in (*named, settle) if settle is not None else named:
         if outcome == _COMPLETED and node.satisfied_by is not None:
-            for after, added in _with_facts(state, node.satisfied_by, values):
-                yield after, Move(key, "facts", facts=added)
+            for facts, added in with_facts(state.facts, node.satisfied_by, values):
+                yield state.with_facts(facts), Move(key, "facts", facts=added)
             continue
         recorded = _COMPLETED if outcome == "unverified" else outcome
         if not recordable or (outcome == "unverified" and node.satisfied_by is None):
@@ -596,7 +347,7 @@ class _Blocker:
             return 1, f"it is never reached: {_join_text(graph, target.node, frame)}"
         outcome = frame.outcome_of(index)
         if outcome == "blocked" and target.node.requires is not None:
-            checks = " and ".join(_check_text(c) for c in target.node.requires)
+            checks = " and ".join(check_text(c) for c in target.node.requires)
             return 2, f"its requiresFacts ({checks}) cannot all hold"
         if target.node.kind not in _CAN_BE_ROUTE:
             return 2, f"it is reached but its frame never completes with it ({outcome})"
@@ -629,10 +380,3 @@ def _join_text(graph: r.Graph, node: r.Node, frame: FrameTrace) -> str:
         parts.append(f"{source} → {node.id} on {wanted} ({source} is {got})")
     how = "any of" if node.join_any else "all of"
     return f"its join needs {how}: " + "; ".join(parts)
-
-
-def _check_text(check: r.FactCheck) -> str:
-    path = ".".join(check.path)
-    if check.kind == r.EQUALS:
-        return f"{path} equals {json.dumps(check.value)}"
-    return f"{path} {'exists' if check.kind == r.EXISTS else 'is absent'}"

@@ -281,11 +281,18 @@ nodes:
     kind: action
     reasonCode: route.stuck.work
     action: actions/work.yaml
+  - id: approve
+    kind: gate
+    reasonCode: route.stuck.work
+    priority: 20
+    gate: { id: approve, prompt: Go on?, authority: lead, delegatable: true }
   - id: done
     kind: terminal
     join: any
     terminalOutcome: completed
 edges:
+  - { from: start, to: approve }
+  - { from: approve, to: done }
   - { from: start, to: first }
   - { from: start, to: second }
   - { from: first, to: done }
@@ -359,6 +366,19 @@ def test_a_better_ranked_route_is_settled_without_firing_its_edges(stuck: str) -
     answer = reach(compile_provider(stuck), "stuck", "second", "default")
     assert answer.state is not None
     assert answer.state.outcomes == {"stuck/start": "completed", "stuck/first": "skipped"}
+
+
+def test_a_gate_behind_an_immediate_route_is_ranked_first_by_its_authority(
+    stuck: str, tmp_path: Path
+) -> None:
+    # waiting for a user, approve ranks after first and second; with the authority in the
+    # session it is immediate, and its priority puts it first: two things, not three
+    program = compile_provider(stuck)
+    answer = reach(program, "stuck", "approve", "default")
+    assert answer.state == State({}, {"stuck/start": "completed"}, ("lead",))
+    (result,) = run_tests(program, write_reach_case(program, answer, tmp_path / "g.yaml"))
+    assert result.passed
+    assert result.case.expect["gateResolution"] == "session-authority"
 
 
 def test_every_entry_says_why(stuck: str, capsys: pytest.CaptureFixture[str]) -> None:

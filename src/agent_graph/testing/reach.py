@@ -182,8 +182,12 @@ def _moves(
                 # proven by its facts: an absent path set makes it a step again
                 for facts, added in against(state.facts, node.satisfied_by):
                     yield state.with_facts(facts), Move(key, "facts", facts=added)
-            if outcome == _PENDING and key != goal.key:
+            if outcome != _PENDING:
+                continue
+            if key != goal.key:
                 yield from _pending_moves(state, graph, node, key, values, aside=key in ahead)
+            else:  # the goal itself: its authority may rank it first
+                yield from _authority(state, node, key)
 
 
 def _ahead_of(goal: Target, evaluation: Evaluation) -> set[str]:
@@ -216,6 +220,11 @@ def _pending_moves(
             continue
         outcomes = {**state.outcomes, key: recorded}
         yield State(state.facts, outcomes, state.authorities), Move(key, "outcome", recorded)
+    yield from _authority(state, node, key)
+
+
+def _authority(state: State, node: r.Node, key: str) -> Iterator[tuple[State, Move]]:
+    """A delegatable Gate's authority, which makes it a step the session takes now."""
     gate = node.gate
     if (
         gate is not None

@@ -2,8 +2,9 @@
 
 ``python -m benchmarks --quick`` (under two minutes) measures the ratios of
 :mod:`quick` — growth 1,000 -> 10,000 nodes, trace overhead, cold start, a Flow Run's
-200-command chain against spawn + fsync'd append — prints them,
-writes ``benchmark-results.json`` and exits 1 when one exceeds its limit.
+200-command chain against spawn + fsync'd append — on CPU time, the two sides of each
+taking turns, the least of their repeats; prints them with the load average, writes
+``benchmark-results.json`` and exits 1 when one exceeds its limit.
 ``python -m benchmarks`` runs each benchmark script in turn (each prints its table and
 writes ``benchmarks/results/<name>.json``), then, when ``AGC_REFERENCE_DIR`` names a
 built reference checkout (its ``dist/index.js``), times the reference SDK on the same
@@ -42,24 +43,36 @@ def _say(line: str) -> None:
     print(line, flush=True)
 
 
+def _loads(loads: tuple[float, float, float]) -> str:
+    return " / ".join(f"{x:.1f}" for x in loads)
+
+
 def quick(out: Path) -> int:
     from quick import run_checks
 
     started = time.perf_counter()
-    _say("quick benchmark checks (ratios measured in this run)")
+    load_before = os.getloadavg()
+    _say(
+        f"quick benchmark checks (ratios of CPU times measured in this run; load average "
+        f"{_loads(load_before)} on {os.cpu_count()} CPUs)"
+    )
     checks = run_checks(_say)
+    load_after = os.getloadavg()
     failed = [c for c in checks if not c.ok]
     result = {
         "schema": "agent-graph.benchmark-results.v1",
         "mode": "quick",
         "python": platform.python_version(),
         "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        # 1, 5 and 15 minutes, before the first check and after the last
+        "load_average": {"start": list(load_before), "end": list(load_after)},
         "seconds": round(time.perf_counter() - started, 1),
         "checks": [c.to_dict() for c in checks],
         "ok": not failed,
     }
     out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    _say(f"wrote {out} ({result['seconds']} s)")
+    _say(f"wrote {out} ({result['seconds']} s; load average now {_loads(load_after)})")
     for check in failed:
         _say(
             f"REGRESSION: {check.name} is {check.ratio:.1f}, above its limit {check.limit:g} "

@@ -3,7 +3,9 @@
 Both sides run in process (the reference in one ``node`` process, agc in this one), on
 the same generated Providers and states, fastest of several repeats after a warm-up.
 Cases: a 1,000-node chain half done, a 2-node Provider, 100 nested subgraph calls
-(fresh, half done, all done), loading a 1,000-node chain from its sources, and — when
+(fresh, half done, all done), 100 and 1,000 nested calls with every frame but the deepest
+done (the quick benchmark's nested pair), loading a 1,000-node chain from its sources,
+and — when
 ``AGC_CONTEXT_WORKFLOW`` names a directory holding the Context CLI's workflow Provider
 and its tests — every test state of that real workflow. Prints the table with an
 agc / reference column and writes ``benchmarks/results/compare.json``.
@@ -57,6 +59,7 @@ def _jobs(root: Path) -> list[dict[str, Any]]:
     half = {"facts": {"done": {f"n{i}": True for i in range(499)}}}
     tiny = chain(root / "tiny", 2)
     deep = nested_deep(root / "deep", 300)  # 100 nested subgraph calls
+    deeper = nested_deep(root / "deeper", 3000)  # 1,000
     jobs = [
         {
             "name": "1,000-node chain, half done",
@@ -92,6 +95,21 @@ def _jobs(root: Path) -> list[dict[str, Any]]:
             "graph": "d0",
             "states": [_deep_state(100)],
             "repeats": 50,
+        },
+        # the quick benchmark's nested-growth pair: every frame done but the deepest
+        {
+            "name": "100 nested subgraphs, 99 done",
+            "manifest": deep.manifest,
+            "graph": "d0",
+            "states": [deep.state],
+            "repeats": 100,
+        },
+        {
+            "name": "1,000 nested subgraphs, 999 done",
+            "manifest": deeper.manifest,
+            "graph": "d0",
+            "states": [deeper.state],
+            "repeats": 10,
         },
         {
             "name": "1,000-node chain, load from sources",
@@ -168,9 +186,10 @@ def _span(values: list[float]) -> str:
     return f"{min(values):.3f}–{max(values):.3f}"
 
 
-def compare(reference: Path, say: Callable[[str], None]) -> int:
+def compare(reference: Path, say: Callable[[str], None], only: str | None = None) -> int:
+    """Time both sides and print the table; ``only``: just the cases whose name holds it."""
     with tempfile.TemporaryDirectory() as tmp:
-        jobs = _jobs(Path(tmp))
+        jobs = [job for job in _jobs(Path(tmp)) if only is None or only in job["name"]]
         done = subprocess.run(
             ["node", str(HERE / "reference_time.mjs"), str(reference)],
             input=json.dumps({"jobs": jobs}),
@@ -209,4 +228,5 @@ if __name__ == "__main__":
     reference = os.environ.get("AGC_REFERENCE_DIR")
     if not reference:
         raise SystemExit("set AGC_REFERENCE_DIR to a built reference checkout (with dist/)")
-    sys.exit(compare(Path(reference), print))
+    # an argument keeps only the cases whose name holds it: ``compare.py nested``
+    sys.exit(compare(Path(reference), print, sys.argv[1] if len(sys.argv) > 1 else None))

@@ -1,25 +1,39 @@
 """The quick benchmark checks CI runs: regressions as ratios measured in one run.
 
-Absolute times depend on the machine; ratios measured side by side in the same process
-do not (much). Each check measures two things and compares them with a limit:
+Absolute times depend on the machine; ratios of two measurements taken side by side do
+not (much), and CI may run on a busy shared machine. So every ratio here is built the
+same way, by :func:`interleaved`:
+
+* on CPU time: ``time.process_time`` for work done in this process, the
+  ``RUSAGE_CHILDREN`` delta for a subprocess. Another process on the same cores
+  lengthens the wall time of both sides by however long it holds the CPU; the CPU time
+  a side uses barely moves;
+* the two sides take turns (A, B, A, B …), so a busy spell falls on both, not on one;
+* each side keeps the minimum of its repeats (the least disturbed one);
+* a check over its limit is measured once more and keeps its lower ratio: a busy
+  moment slows one round, a regression (quadratic, say) stays over.
+
+The load average is printed with each check's figures and kept in the JSON.
+
+The checks (each one function and one line of :data:`CHECKS`):
 
 * growth 1,000 -> 10,000 nodes of evaluate, validate, compile and flow check (linear
   is 10, quadratic 100; the limit is 20);
 * growth of evaluate on a chain of subgraph calls 100 -> 1,000 deep (the limit is 40:
   the state's keys hold the call path, so the input itself grows 100x);
-* the cost of an evaluation trace (evaluate with the trace / without), when the VM has
-  one;
+* the cost of an evaluation trace (evaluate with the trace / without);
 * cold start: ``agc evaluate`` on a small bundle, a fresh process each time, against
   ``python -c pass`` (the interpreter's own start-up);
 * lazy load: ``agc evaluate`` of a 10-node graph in a bundle that also holds a
   10,000-node graph, against the same on the small bundle. A bundle's IR decodes
-  per graph on first use, so the big graph beside costs little (about 1.2 here);
+  per graph on first use, so the big graph beside costs little (about 1.1 here);
   decoding it whole, as before, measured 1.7-1.9 on this 2-core machine;
 * a Flow Run: a 200-node chain of ``true`` commands, its Flow compiled beforehand,
   against spawning the same commands with one fsync'd append each (what any durable
-  runner pays), on CPU time as every check here. The limit is 2 (issue 26); a record
-  rewritten whole at every commit measured 6.8-7.8, the journal about 1. Wall ratios
-  are printed beside it: they follow the disk (fsync) more than agc.
+  runner pays), on CPU time, the two taking turns (``flow_run_bench.bench_chain``).
+  The limit is 2 (issue 26); a record rewritten whole at every commit measured
+  6.8-7.8, the journal about 1.7. Wall ratios are printed beside it: they follow the
+  disk (fsync) more than agc.
 
 A failed check names what grew and by how much; the exit code is 1.
 """
@@ -27,14 +41,17 @@ A failed check names what grew and by how much; the exit code is 1.
 from __future__ import annotations
 
 import gc
+import math
 import os
+import resource
 import subprocess
 import sys
 import sysconfig
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -52,12 +69,12 @@ from agent_graph.vm import Program, load_program
 from agent_graph.vm.state import forget_facts
 
 GROWTH_LIMIT = 20.0
-#: traced / plain; measured 2.2-3.6 once the plain path lost its per-call overhead (the
-#: recording is the same work), so 4 left no room for a busy machine
+#: traced / plain on CPU time, interleaved: 2.2-3.9 (the recording is the same work as
+#: the evaluation); 4 left no room for a busy machine
 TRACE_LIMIT = 5.0
-#: agc evaluate / python -c pass, both fresh processes: 4.5-5 in a clean virtualenv on the
-#: CI machine (about 50 ms above a 12-14 ms python -c pass), 4.8-5.6 since digests go
-#: through hashlib again (loading OpenSSL costs about 3 ms); 6.9 before the cold path
+#: agc evaluate / python -c pass, both fresh processes, on their CPU time: 1.8-2.0 here
+#: (python -c pass about 40 ms of CPU in this virtualenv), 4.5-5 on wall time in a clean
+#: virtualenv on the CI machine (a 12-14 ms python -c pass); 6.9 before the cold path
 #: stopped loading dataclasses and the rest
 COLD_START_LIMIT = 7.0
 #: beside / alone: 1.11-1.19 once a lazy decode skips the unused graphs' nodes and edges;
@@ -66,9 +83,9 @@ LAZY_LOAD_LIMIT = 1.35
 BIG_BESIDE = 10000  # nodes of the graph the lazy-load check does not evaluate
 SMALL, LARGE = 1000, 10000
 #: Subgraph call depth: linear work is 10, but the state's keys (the whole call path
-#: each) grow 100x and are hashed for the revision: 11-21 when the keys were seen before,
-#: 20-26 for a new state (its collation keys and JSON texts built). Before state keys
-#: were found without rebuilding them it was 40-46; quadratic frames would be 100.
+#: each) grow 100x and are hashed for the revision: 20-28 for a new state (its collation
+#: keys and JSON texts built). Before state keys were found without rebuilding them it
+#: was 40-46; quadratic frames would be 100.
 NESTED_SMALL, NESTED_LARGE = 100, 1000
 NESTED_LIMIT = 40.0
 #: The Run of the chain (its Flow compiled beforehand) / spawn + one fsync'd append per
@@ -79,12 +96,18 @@ FLOW_RUN_LIMIT = 2.0
 FLOW_RUN_NODES = 200
 
 
+def load_average() -> float:
+    """The one-minute load average (how busy the machine was while a check ran)."""
+    return os.getloadavg()[0]
+
+
 @dataclass(frozen=True, slots=True)
 class Check:
     name: str
     ratio: float
     limit: float
     detail: str
+    load: float = field(default_factory=load_average)
 
     @property
     def ok(self) -> bool:
@@ -97,40 +120,76 @@ class Check:
             "limit": self.limit,
             "ok": self.ok,
             "detail": self.detail,
+            "load_average": round(self.load, 2),
         }
 
 
-def best(action: Callable[[], object], runs: int) -> float:
-    """The fastest of ``runs`` timings (the least disturbed by a busy machine)."""
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
+# -- measuring ------------------------------------------------------------------------
+
+#: One run of one side of a ratio; returns the CPU seconds it used.
+Side = Callable[[], float]
+
+
+def in_process(action: Callable[[], object]) -> Side:
+    """A side run in this process, on its CPU time (a collection first, so one run's
+    garbage is not charged to the next)."""
+
+    def once() -> float:
+        gc.collect()
+        started = time.process_time()
         action()
-        times.append(time.perf_counter() - start)
-    return min(times)
+        return time.process_time() - started
+
+    return once
 
 
-def _growth(name: str, measure: Callable[[int], float]) -> Check:
-    """The growth ratio; one over its limit is measured once more before it counts (a busy
-    machine can slow one run down; a real regression, quadratic say, stays over)."""
-    check = None
-    for _ in range(2):
-        gc.collect()
-        small = measure(SMALL)
-        gc.collect()
-        large = measure(LARGE)
-        found = Check(
-            f"{name} growth {SMALL:,} -> {LARGE:,} nodes",
-            large / small,
-            GROWTH_LIMIT,
-            f"{small * 1000:.1f} ms -> {large * 1000:.1f} ms",
-        )
-        if check is None or found.ratio < check.ratio:
-            check = found
-        if check.ok:
-            break
-    assert check is not None
-    return check
+def children_cpu() -> float:
+    """CPU seconds of this process's ended (waited-for) children, user and system."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def in_child(argv: list[str], env: dict[str, str]) -> Side:
+    """A side run as a fresh process, on that process's CPU time."""
+
+    def once() -> float:
+        before = children_cpu()
+        subprocess.run(argv, env=env, check=True, capture_output=True, timeout=60)
+        return children_cpu() - before
+
+    return once
+
+
+def interleaved(sides: Sequence[Side], rounds: int) -> list[float]:
+    """The least CPU time of each side over ``rounds`` rounds, the sides taking turns
+    (A, B, A, B …): a busy spell of the machine falls on both sides of a ratio."""
+    least = [math.inf] * len(sides)
+    for _ in range(rounds):
+        for at, side in enumerate(sides):
+            least[at] = min(least[at], side())
+    return least
+
+
+def growth(
+    name: str,
+    run: Callable[[int], object],
+    rounds: int,
+    *,
+    sizes: tuple[int, int] = (SMALL, LARGE),
+    limit: float = GROWTH_LIMIT,
+    unit: str = "nodes",
+) -> Check:
+    """``run(large)`` / ``run(small)`` on CPU time, interleaved (see the module's doc)."""
+    small, large = sizes
+    small_s, large_s = interleaved(
+        [in_process(lambda: run(small)), in_process(lambda: run(large))], rounds
+    )
+    return Check(
+        f"{name} growth {small:,} -> {large:,} {unit}",
+        large_s / small_s,
+        limit,
+        f"{small_s * 1000:.2f} ms -> {large_s * 1000:.1f} ms CPU",
+    )
 
 
 def _program(manifest: Path) -> Program:
@@ -139,8 +198,9 @@ def _program(manifest: Path) -> Program:
     return load_program(codec.encode(lower(provider)), provider.root)
 
 
-class _Chains:
-    """Generated chain Providers, written once per size."""
+class Context:
+    """What the checks share: a scratch directory and the chain Providers, each
+    generated (and compiled) once per size."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -158,54 +218,82 @@ class _Chains:
         return self.programs[nodes]
 
 
-def _evaluate_time(chains: _Chains, nodes: int) -> float:
-    shape, program = chains.shape(nodes), chains.program(nodes)
-
-    def cold() -> None:
-        clear_caches()  # a new state pays for its keys
-        forget_facts()  # and for writing its facts (small ones are kept by content)
-        program.evaluate(shape.graph, shape.entry, shape.state)
-
-    return best(cold, 9)
+def evaluate_chain(context: Context, nodes: int) -> None:
+    """Evaluate the chain of ``nodes`` as a new state: its keys and facts texts made."""
+    shape, program = context.shape(nodes), context.program(nodes)
+    clear_caches()  # a new state pays for its keys
+    forget_facts()  # and for writing its facts (small ones are kept by content)
+    program.evaluate(shape.graph, shape.entry, shape.state)
 
 
-def _nested(root: Path) -> Check:
+# -- the checks ---------------------------------------------------------------------------
+
+
+def evaluate_growth(context: Context) -> list[Check]:
+    for nodes in (SMALL, LARGE):
+        context.program(nodes)  # compiled outside the timings
+    return [growth("evaluate", lambda n: evaluate_chain(context, n), 9)]
+
+
+def validate_growth(context: Context) -> list[Check]:
+    return [growth("validate", lambda n: load_provider(context.shape(n).manifest), 3)]
+
+
+def compile_growth(context: Context) -> list[Check]:
+    def compiled(nodes: int) -> object:
+        return codec.encode(lower(load_provider(context.shape(nodes).manifest)))
+
+    return [growth("compile", compiled, 2)]
+
+
+def flow_check_growth(context: Context) -> list[Check]:
+    flows = context.root / "flows"
+    packages = {n: write_flow(flows / str(n), n) for n in (SMALL, LARGE)}
+    return [growth("flow check", lambda n: flow.check(packages[n]), 2)]
+
+
+def nested_growth(context: Context) -> list[Check]:
     """Evaluate a chain of subgraph calls 1,000 deep / 100 deep, every frame but the last
     done: the state's keys carry the call path, so its text grows 100x (5 MB at 1,000)."""
-    times = {}
+    cases = {}
     for depth in (NESTED_SMALL, NESTED_LARGE):
-        shape = nested_deep(root / f"nested{depth}", depth * 3)
-        program = _program(shape.manifest)
+        shape = nested_deep(context.root / f"nested{depth}", depth * 3)
+        cases[depth] = (shape, _program(shape.manifest))
 
-        def cold(shape: Any = shape, program: Program = program) -> None:
-            clear_caches()
-            program.evaluate(shape.graph, shape.entry, shape.state)
+    def evaluate(depth: int) -> object:
+        shape, program = cases[depth]
+        clear_caches()
+        return program.evaluate(shape.graph, shape.entry, shape.state)
 
-        gc.collect()
-        times[depth] = best(cold, 9 if depth == NESTED_SMALL else 5)
-    small, large = times[NESTED_SMALL], times[NESTED_LARGE]
-    return Check(
-        f"nested subgraph growth {NESTED_SMALL:,} -> {NESTED_LARGE:,} calls deep",
-        large / small,
-        NESTED_LIMIT,
-        f"{small * 1000:.2f} ms -> {large * 1000:.1f} ms",
+    check = growth(
+        "nested subgraph",
+        evaluate,
+        5,
+        sizes=(NESTED_SMALL, NESTED_LARGE),
+        limit=NESTED_LIMIT,
+        unit="calls deep",
     )
+    return [check]
 
 
-def _trace(chains: _Chains) -> Check:
+def trace_overhead(context: Context) -> list[Check]:
     """Evaluate with the trace / without it."""
-    shape, program = chains.shape(SMALL), chains.program(SMALL)
-    plain = best(lambda: program.evaluate(shape.graph, shape.entry, shape.state), 7)
-    traced = best(
-        lambda: program.evaluate(shape.graph, shape.entry, shape.state, trace=True),
+    shape, program = context.shape(SMALL), context.program(SMALL)
+    plain, traced = interleaved(
+        [
+            in_process(lambda: program.evaluate(shape.graph, shape.entry, shape.state)),
+            in_process(lambda: program.evaluate(shape.graph, shape.entry, shape.state, trace=True)),
+        ],
         7,
     )
-    return Check(
-        f"trace overhead ({SMALL:,}-node chain)",
-        traced / plain,
-        TRACE_LIMIT,
-        f"{plain * 1000:.2f} ms without, {traced * 1000:.2f} ms with",
-    )
+    return [
+        Check(
+            f"trace overhead ({SMALL:,}-node chain)",
+            traced / plain,
+            TRACE_LIMIT,
+            f"{plain * 1000:.2f} ms CPU without, {traced * 1000:.2f} ms with",
+        )
+    ]
 
 
 class _Cold:
@@ -221,44 +309,48 @@ class _Cold:
         manifest = str(bundle / "manifest.json")
         return [*self.agc, "evaluate", graph, "-m", manifest, "--format", "json"]
 
-    def time(self, argv: list[str]) -> float:
-        def once() -> None:
-            subprocess.run(argv, env=self.env, check=True, capture_output=True, timeout=60)
-
+    def side(self, argv: list[str]) -> Side:
+        once = in_child(argv, self.env)
         once()  # warm the OS file cache, the bytecode caches and the trust store
-        return best(once, 7)
+        return once
 
 
-def _cold_start(root: Path) -> list[Check]:
+def cold_start(context: Context) -> list[Check]:
     from load_bench import build
 
+    root = context.root
     cold = _Cold(root)
     small = build(root, "cold", {"small": 10}, "small")
     beside = build(root, "cold-beside", {"small": 10, "big": BIG_BESIDE}, "small")
-    python = cold.time([sys.executable, "-c", "pass"])
-    alone = cold.time(cold.evaluate(small.graph, small.manifest.parent))
-    lazy = cold.time(cold.evaluate(beside.graph, beside.manifest.parent))
+    python, alone, lazy = interleaved(
+        [
+            cold.side([sys.executable, "-c", "pass"]),
+            cold.side(cold.evaluate(small.graph, small.manifest.parent)),
+            cold.side(cold.evaluate(beside.graph, beside.manifest.parent)),
+        ],
+        7,
+    )
     return [
         Check(
             "cold start: agc evaluate on a bundle / python -c pass",
             alone / python,
             COLD_START_LIMIT,
-            f"python -c pass {python * 1000:.1f} ms, agc evaluate {alone * 1000:.1f} ms "
+            f"CPU: python -c pass {python * 1000:.1f} ms, agc evaluate {alone * 1000:.1f} ms "
             f"({(alone - python) * 1000:.1f} ms above)",
         ),
         Check(
             f"lazy load: agc evaluate of a small graph beside a {BIG_BESIDE:,}-node one / alone",
             lazy / alone,
             LAZY_LOAD_LIMIT,
-            f"{alone * 1000:.1f} ms alone, {lazy * 1000:.1f} ms beside",
+            f"CPU: {alone * 1000:.1f} ms alone, {lazy * 1000:.1f} ms beside",
         ),
     ]
 
 
-def _flow_run(root: Path) -> list[Check]:
+def flow_run(context: Context) -> list[Check]:
     from flow_run_bench import bench_chain
 
-    where = Path(tempfile.mkdtemp(dir=root))
+    where = Path(tempfile.mkdtemp(dir=context.root))
     found = bench_chain(where, FLOW_RUN_NODES, 5)
     return [
         Check(
@@ -272,60 +364,46 @@ def _flow_run(root: Path) -> list[Check]:
     ]
 
 
-def run_checks(progress: Callable[[str], None]) -> list[Check]:
-    checks: list[Check] = []
+#: A check: measures in a shared :class:`Context` and returns its checks.
+Measure = Callable[[Context], list[Check]]
 
-    def done(check: Check | None) -> None:
-        if check is not None:
-            checks.append(check)
-            progress(
-                f"  {'ok  ' if check.ok else 'FAIL'} {check.name}: {check.ratio:.2f} "
-                f"(limit {check.limit:g}; {check.detail})"
-            )
+#: Every check, in the order they run: (what the progress line names, the function).
+CHECKS: tuple[tuple[str, Measure], ...] = (
+    ("evaluate", evaluate_growth),
+    ("validate", validate_growth),
+    ("compile", compile_growth),
+    ("flow check", flow_check_growth),
+    ("nested subgraphs", nested_growth),
+    ("trace", trace_overhead),
+    ("cold start", cold_start),
+    ("flow run", flow_run),
+)
 
+
+def describe(check: Check) -> str:
+    """The line a check prints: verdict, ratio, limit, figures and the load average."""
+    verdict = "ok  " if check.ok else "FAIL"
+    return (
+        f"  {verdict} {check.name}: {check.ratio:.2f} "
+        f"(limit {check.limit:g}; {check.detail}; load {check.load:.1f})"
+    )
+
+
+def run_checks(
+    progress: Callable[[str], None], checks: Sequence[tuple[str, Measure]] = CHECKS
+) -> list[Check]:
+    found: list[Check] = []
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        chains = _Chains(root)
-        progress("evaluate …")
-        done(_growth("evaluate", lambda n: _evaluate_time(chains, n)))
-        progress("validate …")
-        done(
-            _growth(
-                "validate",
-                lambda n: best(
-                    lambda: load_provider(chains.shape(n).manifest), 5 if n == SMALL else 3
-                ),
-            )
-        )
-        progress("compile …")
-        done(
-            _growth(
-                "compile",
-                lambda n: best(
-                    lambda: codec.encode(lower(load_provider(chains.shape(n).manifest))), 2
-                ),
-            )
-        )
-        progress("flow check …")
-        flows = root / "flows"
-        packages = {n: write_flow(flows / str(n), n) for n in (SMALL, LARGE)}
-        done(_growth("flow check", lambda n: best(lambda: flow.check(packages[n]), 2)))
-        progress("nested subgraphs …")
-        for check in _confirmed(lambda: [_nested(root)]):
-            done(check)
-        progress("trace …")
-        for check in _confirmed(lambda: [_trace(chains)]):
-            done(check)
-        progress("cold start …")
-        for check in _confirmed(lambda: _cold_start(root)):
-            done(check)
-        progress("flow run …")
-        for check in _confirmed(lambda: _flow_run(root)):
-            done(check)
-    return checks
+        context = Context(Path(tmp))
+        for label, measure in checks:
+            progress(f"{label} … (load {load_average():.1f})")
+            for check in confirmed(partial(measure, context)):
+                found.append(check)
+                progress(describe(check))
+    return found
 
 
-def _confirmed(measure: Callable[[], list[Check]]) -> list[Check]:
+def confirmed(measure: Callable[[], list[Check]]) -> list[Check]:
     """The checks of ``measure``; when one is over its limit, all are measured once more and
     each keeps its lower ratio (a busy moment slows one run; a regression stays over)."""
     first = measure()

@@ -323,27 +323,30 @@ class Evaluator:
     def _drive(self, root: _Frame, root_id: str, request: ChildRequest) -> FrameResult:
         graphs = self.graphs
         frames = [root]
-        active_ids = [root_id]
-        active = {root_id}
+        active = {root_id}  # the graphs of ``frames`` (their order is the frames')
         frame_type = self.frame_type
         while True:
             index, wanted, path, prefix = request
             graph = graphs[index]
             graph_id = graph.id
-            start = -1 if graph_id in active else _entry_node(graph, wanted)
+            start = -1
+            if graph_id not in active:
+                for name, node_index in graph.entrypoints:  # _entry_node, inlined
+                    if name == wanted:
+                        start = node_index
+                        break
             if start >= 0:
                 frame = frame_type(self, graph, path, prefix)
                 frames.append(frame)
-                active_ids.append(graph_id)
                 active.add(graph_id)
                 out = frame.start(start, wanted)
             else:
+                active_ids = [f.graph.id for f in frames]
                 refused = self._refused(graph, wanted, active_ids, active)
                 assert refused is not None
                 out = frames[-1].resume(refused)
-            while isinstance(out, FrameResult):  # a frame finished: its parent resumes
-                frames.pop()
-                active.discard(active_ids.pop())
+            while type(out) is FrameResult:  # a frame finished: its parent resumes
+                active.discard(frames.pop().graph.id)
                 if not frames:
                     return out
                 out = frames[-1].resume(out)
@@ -455,8 +458,10 @@ class _Frame:
     def child_request(self, node: r.Node) -> ChildRequest:
         index = node.subgraph
         child = self.ev.graphs[index].id
-        path = CallPath(self.path, self.graph.id + "/" + node.id)
-        return (index, node.entry or "", path, self.prefix + node.id + ">" + child + "/")
+        node_id = node.id
+        path = CallPath(self.path, self.graph.id + "/" + node_id)
+        # the short part first: the prefix (the whole call path) is copied once
+        return (index, node.entry or "", path, self.prefix + (node_id + ">" + child + "/"))
 
     def repeat_pass(self) -> None:
         edges, outcome = self.graph.edges, self.outcome

@@ -103,9 +103,10 @@ def test_the_index_and_the_plain_lookup_give_one_result(
 ) -> None:
     program = compile_provider(_deep_provider(tmp_path))
     states = _states()
+    monkeypatch.setattr(evaluate, "_LONG_OUTCOMES", 0)  # the revision hashed part by part
     indexed = [program.evaluate(NAME.format(0), state={"outcomes": s}).to_dict() for s in states]
     monkeypatch.setattr(evaluate, "_LONG_PREFIX", 1 << 30)
-    monkeypatch.setattr(evaluate, "_MANY_OUTCOMES", 1 << 30)
+    monkeypatch.setattr(evaluate, "_LONG_OUTCOMES", 1 << 62)  # and as one text
     plain = [program.evaluate(NAME.format(0), state={"outcomes": s}).to_dict() for s in states]
     assert indexed == plain
     assert len({doc["revision"] for doc in plain}) == len(states)

@@ -29,7 +29,6 @@ from typing import Any, ClassVar, Final, cast
 from .. import codes
 from ..canonical import (
     canonical_string_parts,
-    canonical_strings,
     digest_canonical,
     digest_canonical_texts,
     json_string,
@@ -164,18 +163,21 @@ def compute_revision(
     entry_text, graph_text = json_string(entry), json_string(graph_id)
     head = f'{{"authorities":[{authorities}],"entry":{entry_text},"facts":{state.facts_text},'
     tail = f',"provider":{json_string(provider)}}}'
-    if len(state.outcomes) <= _MANY_OUTCOMES:
-        outcomes = canonical_strings(state.outcomes)
+    outcomes_parts = canonical_string_parts(state.outcomes)
+    if sum(map(len, outcomes_parts)) < _LONG_OUTCOMES:
+        outcomes = "".join(outcomes_parts)
         return digest_canonical(f'{head}"graphId":{graph_text},"outcomes":{outcomes}{tail}')
     # A deep call path's keys run to megabytes: hashed member by member, never copied
     # into one text (two fresh multi-megabyte buffers cost more than hashing them).
-    outcomes_parts = canonical_string_parts(state.outcomes)
     return digest_canonical_texts(
         f'{head}"graphId":{graph_text},"outcomes":', *outcomes_parts, tail
     )
 
 
-_MANY_OUTCOMES = 64
+#: Outcome texts this long are hashed part by part; a shorter one is joined first, which
+#: hashes faster than hundreds of small updates (100 nested calls, 45 KB of keys: 0.026 ms
+#: joined, 0.037 ms by parts).
+_LONG_OUTCOMES = 1 << 20
 
 
 #: State-key prefixes this long are looked up through :func:`_keys_by_length_and_node`
@@ -345,7 +347,7 @@ class Evaluator:
                 refused = self._refused(graph, wanted, active_ids, active)
                 assert refused is not None
                 out = frames[-1].resume(refused)
-            while type(out) is FrameResult:  # a frame finished: its parent resumes
+            while isinstance(out, FrameResult):  # a frame finished: its parent resumes
                 active.discard(frames.pop().graph.id)
                 if not frames:
                     return out
@@ -426,15 +428,23 @@ class _Frame:
         edges, edge_match = graph.edges, self.edge_match
         for e in node.outgoing:
             edge = edges[e]
-            matches = 1 if edge.mask & bit else 0
-            if matches != edge_match[e]:
-                edge_match[e] = matches
+            if edge.mask & bit:
+                if edge_match[e]:
+                    continue
+                edge_match[e] = 1
                 target = edge.target
-                self.match_count[target] += 1 if matches else -1
-                if not self.reached_flag[target]:
-                    self.dirty.add(target)
-        if node.repeats:
-            for e in node.repeats:
+                self.match_count[target] += 1
+            elif edge_match[e]:
+                edge_match[e] = 0
+                target = edge.target
+                self.match_count[target] -= 1
+            else:
+                continue
+            if not self.reached_flag[target]:
+                self.dirty.add(target)
+        repeats = node.repeats
+        if repeats:
+            for e in repeats:
                 if edges[e].mask & bit:
                     heapq.heappush(self.repeat_queue, e)
 
@@ -517,7 +527,9 @@ class _Frame:
         else:
             outcome = "waiting-user" if status == "waiting-user" else PENDING
         self.set_outcome(index, outcome)
-        self.position += 1
+        position = self.position = self.position + 1
+        if position == len(self.need) and not self.dirty and not self.repeat_queue:
+            return self.finish(self.entry)  # the pass is over and reached nothing new
         return self.advance()
 
     def advance(self) -> ChildRequest | FrameResult:
@@ -574,22 +586,21 @@ class _Frame:
         for index in self.reached:
             node = nodes[index]
             kind = node.kind
-            outcome = outcomes[index]
             if kind == _SUBGRAPH:
                 child = children.get(index) if children is not None else None
                 if child is not None and child.status != "complete":
                     candidates.extend(child.candidates)
-                    self.diagnostics.extend(child.diagnostics)
-                continue
-            if kind == _TERMINAL:
+                    if child.diagnostics:
+                        self.diagnostics.extend(child.diagnostics)
+            elif kind == _TERMINAL:
+                outcome = outcomes[index]
                 if outcome is None or outcome == terminal:
                     continue
                 if terminal is None:
                     terminal = outcome
                 else:
                     conflicting = (conflicting or {terminal}) | {outcome}
-                continue
-            if outcome == PENDING:
+            elif outcomes[index] == PENDING:
                 call_path = call_path_tuple(self.path)
                 candidates.append(ev.candidate(graph, node, call_path, self.prefix + node.id))
         if conflicting is not None:

@@ -120,6 +120,22 @@ def _outcome(key: str, value: Any) -> Outcome:
     return outcome
 
 
+def _outcomes(outcomes: Mapping[Any, Any]) -> dict[str, Outcome]:
+    """The outcomes reduced to their strings, keyed by plain strings."""
+    try:
+        # the common case checked in C: plain string keys, each value an outcome string
+        values = outcomes.values()
+        if (
+            {*map(type, outcomes)} == {str}
+            and _OUTCOME_SET.issuperset(values)
+            and all(type(value) is str for value in values)
+        ):
+            return dict(outcomes)
+    except TypeError:  # an unhashable value: an outcome record
+        pass
+    return {str(k): _outcome(str(k), v) for k, v in outcomes.items()}
+
+
 def _receipts(value: Mapping[str, Any]) -> tuple[str, tuple[Receipt, ...]]:
     def bad(message: str) -> AgentGraphError:
         return AgentGraphError(codes.RESOURCE_RECEIPTS_INVALID, f"Resource receipts {message}")
@@ -243,7 +259,7 @@ def normalize(state: RoutingState | Mapping[str, Any] | None) -> Normalized:
     return Normalized(
         facts,
         facts_text,
-        {str(k): _outcome(str(k), v) for k, v in outcomes.items()} if outcomes else {},
+        _outcomes(outcomes) if outcomes else {},
         authorities,
         provider,
         receipt_list,

@@ -40,7 +40,7 @@ import operator
 import re
 import struct
 from collections.abc import Callable, Iterable, Mapping
-from itertools import chain, islice
+from itertools import chain
 from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeGuard, TypeVar, cast
 
 from . import codes
@@ -328,9 +328,6 @@ def _rank_order(keys: list[str]) -> list[str] | None:
         return None
     ranked = cast("list[bytes]", primaries)
     order = sorted(range(len(keys)), key=ranked.__getitem__)  # stable, as sort is
-    in_order = [ranked[at] for at in order]
-    if not any(map(operator.eq, in_order, islice(in_order, 1, None))):
-        return [keys[at] for at in order]  # no two keys alike but for case: no ties
     start = 0
     while start < len(order):  # runs of equal primaries: by tertiary ranks
         end = start + 1

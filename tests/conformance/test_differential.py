@@ -154,7 +154,7 @@ def test_long_path_lookups_agree_with_the_oracle(
     from agent_graph.vm import evaluate
 
     monkeypatch.setattr(evaluate, "_LONG_PREFIX", 0)
-    monkeypatch.setattr(evaluate, "_MANY_OUTCOMES", -1)
+    monkeypatch.setattr(evaluate, "_LONG_OUTCOMES", 0)
     case = generate_case(random.Random(seed), tmp_path / "provider", resources=False)
     compilation = compile_manifest(case.manifest, stop_after=CHECKED)
     provider = compilation.provider

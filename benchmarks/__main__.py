@@ -36,6 +36,8 @@ SCRIPTS = (
     "flow_run_bench.py",
     "agent_reply_bench.py",
     "graph_bench.py",
+    "lsp_bench.py",
+    "reach_bench.py",
 )
 
 

@@ -10,6 +10,7 @@ branch reference is kept, with its position, for :mod:`.structure`.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
@@ -36,6 +37,7 @@ _ABSOLUTE: Final = re.compile(r"^(?:/|~|[A-Za-z]:[\\/])")
 # any path under scripts/, not only .mjs: `--config=scripts/x.json` or `./scripts/run.sh`
 # is as unmapped as `--x=scripts/a.mjs` (it resolves against the business cwd)
 _LOOKS_LIKE_SCRIPT: Final = re.compile(r"(?:^|[=:,\s]|\./)scripts/[^\s/]")
+_NEWLINE: Final = re.compile("\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,11 +93,9 @@ class _Block:
 
     def __init__(self, fence: Fence) -> None:
         self.fence = fence
-        self.starts = [0] + [i + 1 for i, c in enumerate(fence.body) if c == "\n"]
+        self.starts = [0] + [found.end() for found in _NEWLINE.finditer(fence.body)]
 
     def at(self, offset: int) -> tuple[int, int]:
-        from bisect import bisect_right
-
         row = bisect_right(self.starts, offset) - 1
         return self.fence.body_line + row, offset - self.starts[row] + self.fence.column
 
@@ -268,7 +268,7 @@ def _member_at(keys: list[templates.Key], offset: int) -> str | None:
 
 
 def _top_key(lexed: templates.Lexed, name: str) -> templates.Key | None:
-    return next((k for k in lexed.keys if k.depth == 1 and k.name == name), None)
+    return lexed.top.get(name)
 
 
 def _branch_uses(action: Action, block: _Block, lexed: templates.Lexed) -> None:

@@ -1,7 +1,17 @@
-"""The graph block of a ``FLOW.md``, parsed with the grammar in ``mermaid.lark``.
+"""The graph block of a ``FLOW.md``: its statements, read against the grammar in ``mermaid.lark``.
 
-The block is parsed in one go; when that fails, each statement line is parsed on its
-own so every bad line gets its diagnostic (one syntax error must not hide the next).
+The grammar is the definition of the syntax, and lark's LALR parser
+(:mod:`.mermaid_grammar`) parses with it. Nearly every line of a real graph is one
+of a few forms (``a[Name]``, ``a --> b``, ``a -->|result| b[Name]``, a comment), so
+each line is first tried against one regular expression assembled from the grammar's
+own terminals (:func:`line_pattern`): a statement of the grammar whose tokens fall
+where lark's contextual lexer puts them. When every line matches, that is the parse,
+and lark is not even imported (it costs more than the rest of a cold ``agc flow
+check``); when one does not, the whole block goes to lark, which finds every error
+with its own messages and positions. So the line pattern decides nothing lark would
+decide differently: ``tests/flow/test_flow_mermaid_lines.py`` compares the two on
+generated lines.
+
 What comes out is syntax only: node occurrences (a ref, with its shape when the
 occurrence declares one) and edges, each with its file position. What the shapes and
 refs mean is :mod:`.structure`'s business.
@@ -9,13 +19,11 @@ refs mean is :mod:`.structure`'s business.
 
 from __future__ import annotations
 
-import threading
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
-from typing import Any, Final
-
-from lark import Lark, Token, Transformer, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from typing import Final
 
 HEADER: Final = "flowchart TD"
 
@@ -50,113 +58,97 @@ class Graph:
     syntax_errors: list[tuple[str, int, int]] = field(default_factory=list)
 
 
-class _Build(Transformer[Token, Any]):
-    """Turns parse events into occurrences and edges as the LALR parser reduces."""
-
-    def __init__(self, line_offset: int) -> None:
-        super().__init__()
-        self.offset = line_offset
-        self.graph = Graph()
-
-    def _at(self, token: Token) -> tuple[int, int]:
-        return (token.line or 1) + self.offset, token.column or 1
-
-    def box(self, children: list[Token]) -> tuple[str, str]:
-        return "box", str(children[0]).strip()
-
-    def circle(self, children: list[Token]) -> tuple[str, str]:
-        return "circle", str(children[0]).strip()
-
-    def hexagon(self, children: list[Token]) -> tuple[str, str]:
-        return "hexagon", str(children[0]).strip()
-
-    def label(self, children: list[Token]) -> str:
-        return str(children[0]).strip() if children else ""
-
-    def node(self, children: list[Any]) -> Occurrence:
-        ref: Token = children[0]
-        shape, text = children[1] if len(children) > 1 else (None, None)
-        line, column = self._at(ref)
-        found = Occurrence(str(ref), shape, text, line, column)
-        self.graph.occurrences.append(found)
-        return found
-
-    def edge(self, children: list[Any]) -> None:
-        source, arrow = children[0], children[1]
-        label = children[2] if len(children) == 4 else None
-        line, column = self._at(arrow)
-        self.graph.edges.append(Edge(source, children[-1], label, line, column))
-
-    def statement(self, children: list[Any]) -> None:
-        return None
-
-    def body(self, children: list[Any]) -> None:
-        return None
-
-
 @cache
-def _grammar() -> str:
+def grammar() -> str:
+    """The text of ``mermaid.lark``."""
     return resources.files(__package__).joinpath("mermaid.lark").read_text(encoding="utf-8")
 
 
-#: The builder the parser calls as it reduces (lark's inline transformer: no parse
-#: tree is built, about 40% faster on a large graph). It holds the graph being built, so
-#: parses take turns.
-_BUILD = _Build(0)
-_TURN = threading.Lock()
+_TERMINAL: Final = re.compile(r"^([A-Z_]+): /(.*)/$", re.MULTILINE)
+
+
+def terminals(text: str) -> dict[str, str]:
+    """The grammar's regular-expression terminals, ``NAME: /pattern/``, by name."""
+    return dict(_TERMINAL.findall(text))
 
 
 @cache
-def _parser() -> Lark:
-    return Lark(_grammar(), parser="lalr", start=["body", "statement"], transformer=_BUILD)
+def line_pattern() -> re.Pattern[str]:
+    """One statement line: ``node`` or ``node --> label? node``, each node ``REF shape?``.
+
+    Each terminal is an atomic group, so it matches what lark's lexer would take at that
+    point and never gives characters back. Where two terminals could start at one place
+    the grammar's lexer prefers the text over the ignored blanks (after ``[``, ``((``,
+    ``{{`` and ``|``), and so does this: the text comes right after its delimiter.
+    """
+    t = terminals(grammar())
+    blank = r"[ \t]*+"  # the grammar's %ignore, which may stand between any two tokens
+
+    def node(n: str) -> str:
+        return (
+            rf"(?P<ref{n}>(?>{t['REF']})){blank}"
+            rf"(?:\[(?P<box{n}>(?>{t['BOX_TEXT']}))\]"
+            rf"|\(\((?P<circle{n}>(?>{t['ROUND_TEXT']}))\)\)"
+            rf"|\{{\{{(?P<hexagon{n}>(?>{t['HEX_TEXT']}))\}}\}})?"
+        )
+
+    label = rf"(?P<bar>\|)(?P<label>(?>{t['LABEL_TEXT']}))?\|"
+    return re.compile(
+        rf"{blank}{node('0')}{blank}"
+        rf"(?:(?P<arrow>-->){blank}(?:{label})?{blank}{node('1')}{blank})?"
+    )
 
 
-def _message(error: UnexpectedInput, text: str) -> str:
-    if isinstance(error, UnexpectedCharacters):
-        at = error.pos_in_stream or 0
-        found = text[at] if at < len(text) else "end of line"
-        return f"unexpected {found!r}"
-    if isinstance(error, UnexpectedToken):
-        token = error.token
-        if token.type in ("$END", "_NL"):
-            return "the statement ends too early"
-        return f"unexpected {str(token)!r}"
-    return "not a statement of the supported Mermaid subset"
+#: A line the grammar's newline token swallows: blank, or a ``%%`` comment after blanks.
+_SKIPPED: Final = re.compile(r"[ \t]*+(?:%%[^\n]*)?")
 
 
 def parse_body(lines: list[str], first_line: int) -> Graph:
     """Parse the statement lines after the header; ``first_line`` is the file line of
     ``lines[0]``."""
-    with _TURN:
-        _BUILD.offset, _BUILD.graph = first_line - 2, Graph()
-        try:
-            # The leading newline makes every statement follow one (see the grammar), and
-            # makes lines[0] lark's line 2.
-            _parser().parse("\n" + "\n".join(lines), start="body")
-        except UnexpectedInput:
-            return _parse_lines(lines, first_line)
-        return _BUILD.graph
+    graph = _by_lines(lines, first_line)
+    if graph is not None:
+        return graph
+    from .mermaid_grammar import parse_with_lark
+
+    return parse_with_lark(lines, first_line)
 
 
-def _parse_lines(lines: list[str], first_line: int) -> Graph:
-    """Line by line, so each bad statement is reported (the block failed as a whole)."""
+def _by_lines(lines: list[str], first_line: int) -> Graph | None:
+    """The graph when every line is a statement of the line pattern or skipped, else None."""
+    statement = line_pattern().fullmatch
+    skipped = _SKIPPED.fullmatch
     graph = Graph()
-    parser = _parser()
-    _BUILD.graph = graph
-    for offset, raw in enumerate(lines):
-        stripped = raw.strip()
-        if not stripped or stripped.startswith("%%"):
+    occurrences, edges = graph.occurrences, graph.edges
+    line = first_line - 1
+    for raw in lines:
+        line += 1
+        found = statement(raw)
+        if found is None:
+            if skipped(raw) is None:
+                return None
             continue
-        line = first_line + offset
-        _BUILD.offset = line - 1
-        mark = (len(graph.occurrences), len(graph.edges))
-        try:
-            parser.parse(raw, start="statement")
-        except UnexpectedInput as error:
-            # a failed line leaves nothing half-built behind
-            del graph.occurrences[mark[0] :], graph.edges[mark[1] :]
-            column = error.column if isinstance(error.column, int) and error.column > 0 else 0
-            if not column:
-                column = len(raw) - len(raw.lstrip()) + 1
-            graph.syntax_errors.append((_message(error, raw), line, column))
+        # the source's ref and shape texts, the arrow and label, the target's
+        ref, box, circle, hexagon, arrow, bar, label, ref1, box1, circle1, hexagon1 = found.groups()
+        source = _node(ref, box, circle, hexagon, line, found.start(1) + 1)
+        occurrences.append(source)
+        if arrow is None:
+            continue
+        end = _node(ref1, box1, circle1, hexagon1, line, found.start(8) + 1)
+        occurrences.append(end)
+        if bar is not None:
+            label = label.strip() if label is not None else ""
+        edges.append(Edge(source, end, label, line, found.start(5) + 1))
     return graph
+
+
+def _node(
+    ref: str, box: str | None, circle: str | None, hexagon: str | None, line: int, column: int
+) -> Occurrence:
+    if box is not None:
+        return Occurrence(ref, "box", box.strip(), line, column)
+    if circle is not None:
+        return Occurrence(ref, "circle", circle.strip(), line, column)
+    if hexagon is not None:
+        return Occurrence(ref, "hexagon", hexagon.strip(), line, column)
+    return Occurrence(ref, None, None, line, column)

@@ -12,11 +12,14 @@ refused where it stands.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ...documents.json_text import JsonError, parse_json
+from ...canonical import to_js_number
+from ...documents.json_text import JsonError, parse_json, unpaired_surrogate
+from ...documents.sourcemap import MAX_DEPTH
 
 PLACEHOLDER: Final = re.compile(r"\{(?:([A-Za-z][A-Za-z0-9_-]*)\.)?outcome\}")
 OUTCOME: Final = "{outcome}"
@@ -62,6 +65,7 @@ class Lexed:
     duplicates: list[Key] = field(default_factory=list)
     text: str = ""  # the block with standalone placeholders swapped for stand-ins
     stand_ins: dict[str, str] = field(default_factory=dict)  # stand-in value -> ref
+    top: dict[str, Key] = field(default_factory=dict)  # the first member of each name, depth 1
 
 
 def _prev_significant(text: str, index: int) -> str:
@@ -77,6 +81,14 @@ def _next_significant(text: str, index: int) -> str:
     return text[index] if index < len(text) else ""
 
 
+#: Where the lexer has something to do: a string, a placeholder or a container opens or
+#: closes. Everything between is skipped in one step.
+_SIGNIFICANT: Final = re.compile(r'["{}\[\]]')
+#: A string's content up to its closing quote (a backslash escapes the next character).
+_STRING_BODY: Final = re.compile(r'(?:[^"\\]++|\\.)*+', re.DOTALL)
+_BLANKS: Final = re.compile(r"[ \t\r\n]*+")
+
+
 def lex(text: str) -> Lexed:
     """Placeholders, member names and repeated names of a JSON template."""
     out = Lexed()
@@ -86,29 +98,36 @@ def lex(text: str) -> Lexed:
     frames: list[set[str] | None] = []
     index, end = 0, len(text)
     counter = 0
-    while index < end:
+    significant, string_body, blanks = _SIGNIFICANT.search, _STRING_BODY.match, _BLANKS.match
+    while True:
+        found = significant(text, index)
+        if found is None:
+            break
+        index = found.start()
         char = text[index]
         if char == '"':
-            close = index + 1
-            while close < end and text[close] != '"':
-                close += 2 if text[close] == "\\" else 1
-            raw = text[index + 1 : min(close, end)]
-            for inner in PLACEHOLDER.finditer(raw):
-                out.placeholders.append(
-                    Placeholder(inner.group(1), index + 1 + inner.start(), True, False)
-                )
+            close = string_body(text, index + 1).end()  # type: ignore[union-attr]  # `*` matches
+            if close >= end or text[close] != '"':
+                close = end  # unterminated: the rest of the text is the string
+            raw = text[index + 1 : close]
+            if "{" in raw:
+                for inner in PLACEHOLDER.finditer(raw):
+                    out.placeholders.append(
+                        Placeholder(inner.group(1), index + 1 + inner.start(), True, False)
+                    )
             after = close + 1
-            if frames and frames[-1] is not None and _next_significant(text, after) == ":":
-                colon = text.index(":", after)
-                value_at = colon + 1
-                while value_at < end and text[value_at] in _WS:
-                    value_at += 1
-                key = Key(_decode_key(raw), index, len(frames), value_at)
-                seen = frames[-1]
-                if key.name in seen:
-                    out.duplicates.append(key)
-                seen.add(key.name)
-                out.keys.append(key)
+            seen = frames[-1] if frames else None
+            if seen is not None:
+                colon = blanks(text, after).end()  # type: ignore[union-attr]
+                if colon < end and text[colon] == ":":
+                    value_at = blanks(text, colon + 1).end()  # type: ignore[union-attr]
+                    key = Key(_decode_key(raw), index, len(frames), value_at)
+                    if key.name in seen:
+                        out.duplicates.append(key)
+                    seen.add(key.name)
+                    out.keys.append(key)
+                    if key.depth == 1 and key.name not in out.top:
+                        out.top[key.name] = key
             index = after
             continue
         if char == "{":
@@ -132,7 +151,7 @@ def lex(text: str) -> Lexed:
             frames.append(set())
         elif char == "[":
             frames.append(None)
-        elif char in "}]" and frames:
+        elif frames:  # } or ]
             frames.pop()
         index += 1
     pieces.append(text[last:])
@@ -161,10 +180,43 @@ def parse(text: str) -> Parsed:
     """Lex, then parse the block with its stand-ins (``error`` set when not JSON)."""
     lexed = lex(text)
     try:
-        value, _ = parse_json(lexed.text)
+        value = _loads(lexed.text)
     except JsonError as error:
         return Parsed(None, error, lexed)
     return Parsed(value, None, lexed)
+
+
+def _loads(text: str) -> Any:
+    """:func:`parse_json`'s value, through the C decoder when that reads it the same.
+
+    ``json.loads`` with the JS number model and no NaN / Infinity gives the same value
+    for text both accept; what only :func:`parse_json` refuses (nesting past its depth,
+    an unpaired surrogate) and every error (for its message and position) go to it.
+    """
+    if text.count("{") + text.count("[") <= MAX_DEPTH:
+        try:
+            value = json.loads(
+                text, parse_int=_js_int, parse_float=_js_float, parse_constant=_no_constant
+            )
+        except (ValueError, RecursionError):
+            pass
+        else:
+            if unpaired_surrogate(text) is None:
+                return value
+    return parse_json(text)[0]
+
+
+def _js_int(text: str) -> int | float:
+    value = to_js_number(int(text) if len(text) < 40 else float(text))
+    return -0.0 if value == 0 and text.startswith("-") else value
+
+
+def _js_float(text: str) -> int | float:
+    return to_js_number(float(text))
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
 
 
 def slots(value: Any, stand_ins: dict[str, str]) -> list[Slot]:

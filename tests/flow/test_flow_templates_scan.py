@@ -1,0 +1,184 @@
+"""The JSON-template lexer and reader of action blocks, against plain references.
+
+:func:`templates.lex` jumps from one significant character to the next with regular
+expressions; :func:`reference_lex` below walks every character, as the lexer once did,
+and both must find the same placeholders, member names (with their offsets and depths),
+repeated names and stand-in text. :func:`templates._loads` reads through ``json.loads``
+when that gives :func:`parse_json`'s value, and must give exactly that value (types,
+negative zero, the JS number model) or raise its error, message and position included.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agent_graph.compiler.flow import templates
+from agent_graph.documents.json_text import JsonError, parse_json
+
+_WS = " \t\r\n"
+
+
+def _significant(text: str, index: int, step: int) -> str:
+    while 0 <= index < len(text) and text[index] in _WS:
+        index += step
+    return text[index] if 0 <= index < len(text) else ""
+
+
+def reference_lex(text: str) -> templates.Lexed:
+    """Character by character: the lexer's rules without its shortcuts."""
+    out = templates.Lexed()
+    pieces: list[str] = []
+    frames: list[set[str] | None] = []
+    index = last = counter = 0
+    end = len(text)
+    while index < end:
+        char = text[index]
+        if char == '"':
+            close = index + 1
+            while close < end and text[close] != '"':
+                close += 2 if text[close] == "\\" else 1
+            raw = text[index + 1 : min(close, end)]
+            for inner in templates.PLACEHOLDER.finditer(raw):
+                out.placeholders.append(
+                    templates.Placeholder(inner.group(1), index + 1 + inner.start(), True, False)
+                )
+            after = close + 1
+            if frames and frames[-1] is not None and _significant(text, after, 1) == ":":
+                value_at = text.index(":", after) + 1
+                while value_at < end and text[value_at] in _WS:
+                    value_at += 1
+                key = templates.Key(templates._decode_key(raw), index, len(frames), value_at)
+                if key.name in frames[-1]:
+                    out.duplicates.append(key)
+                frames[-1].add(key.name)
+                out.keys.append(key)
+                if key.depth == 1:
+                    out.top.setdefault(key.name, key)
+            index = after
+            continue
+        if char == "{":
+            match = templates.PLACEHOLDER.match(text, index)
+            if match is not None:
+                ref = match.group(1)
+                standalone = _significant(text, index - 1, -1) in ("", ":", ",", "[") and (
+                    _significant(text, match.end(), 1) in ("", ",", "}", "]")
+                )
+                out.placeholders.append(templates.Placeholder(ref, index, False, standalone))
+                width = match.end() - index
+                if ref is None:
+                    stand_in = "null".ljust(width)
+                else:
+                    counter += 1
+                    stand_in = '"\\u0000' + str(counter).rjust(width - 8, "0") + '"'
+                    out.stand_ins["\0" + str(counter).rjust(width - 8, "0")] = ref
+                pieces += [text[last:index], stand_in]
+                last = index = match.end()
+                continue
+            frames.append(set())
+        elif char == "[":
+            frames.append(None)
+        elif char in "}]" and frames:
+            frames.pop()
+        index += 1
+    pieces.append(text[last:])
+    out.text = "".join(pieces)
+    return out
+
+
+PIECES = [
+    "{", "}", "[", "]", '"', ":", ",", " ", "\n", "\\", '\\"', "{outcome}", "{a.outcome}",
+    '"{outcome}"', '"x {b.outcome} y"', '"stdin"', '"command"', '"args"', '"k"', "1", "-0",
+    "null", "true", '"\\u00e9"', "\t", "\r", "x", "é",
+]  # fmt: skip
+
+
+def template_of(rng: random.Random) -> str:
+    return "".join(rng.choice(PIECES) for _ in range(rng.randint(0, 24)))
+
+
+COMMAND = '{"command": "node", "args": ["-e", "0"], "stdin": {"in": "{outcome}", "a": {x.outcome}}}'
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        COMMAND,
+        '{"a": 1, "a": 2, "b": {"a": 3, "a": 4}}',
+        '{"k\\u0041": [1, {"x": "y\\"z"}], "s": "{outcome}"}',
+        '{"open": "no end',
+        '{"slash": "ends \\',
+        "",
+        "[{outcome}, {a.outcome}]",
+    ],
+)
+def test_lex_finds_what_the_character_walk_finds(text: str) -> None:
+    assert templates.lex(text) == reference_lex(text)
+
+
+def test_lex_on_random_templates() -> None:
+    rng = random.Random(29)
+    for _ in range(5000):
+        text = template_of(rng)
+        assert templates.lex(text) == reference_lex(text), text
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal, with the same types and the same sign of zero all the way down."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return a == b and math.copysign(1, a) == math.copysign(1, b)
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _outcome(reader: Any, text: str) -> tuple[str, Any]:
+    try:
+        return "value", reader(text)
+    except JsonError as error:
+        return "error", (error.message, error.line, error.column)
+
+
+JSON_TEXTS = [
+    "0", "-0", "-0.0", "1.0", "1e3", "1E400", "-1e-400", "9007199254740993", "1" * 45,
+    "12345678901234567890123456789012345678901", '{"a": 1, "a": 2}', '{"b": 1, "a": {}, "b": 3}',
+    "NaN", "[Infinity]", '{"x": -Infinity}', '"\\ud800"', '"\\udc00x"', '"\\ud83d\\ude00"',
+    '"\ud800"', "[" * 199 + "]" * 199, "[" * 201 + "]" * 201, '{"a": [' * 120 + "]}" * 120,
+    " [1, 2] ", "\ufeff{}", "{} x", '{"a" 1}', "[1,]", '{"a":1,}', '"\x01"', "01", "-", "",
+    '"\\x"', "[1 2]", "tru", '{"a": "\\u0000"}',
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", JSON_TEXTS)
+def test_loads_reads_as_parse_json_reads(text: str) -> None:
+    fast = _outcome(templates._loads, text)
+    slow = _outcome(lambda t: parse_json(t)[0], text)
+    assert fast[0] == slow[0]
+    assert _same(fast[1], slow[1]) if fast[0] == "value" else fast == slow
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values, st.sampled_from([None, 1, 2]))
+def test_loads_on_generated_json(value: Any, indent: int | None) -> None:
+    text = json.dumps(value, indent=indent, ensure_ascii=indent == 2)
+    fast = _outcome(templates._loads, text)
+    slow = _outcome(lambda t: parse_json(t)[0], text)
+    assert fast[0] == slow[0]
+    assert _same(fast[1], slow[1]) if fast[0] == "value" else fast == slow

@@ -81,11 +81,15 @@ def _next_significant(text: str, index: int) -> str:
     return text[index] if index < len(text) else ""
 
 
-#: Where the lexer has something to do: a string, a placeholder or a container opens or
-#: closes. Everything between is skipped in one step.
-_SIGNIFICANT: Final = re.compile(r'["{}\[\]]')
-#: A string's content up to its closing quote (a backslash escapes the next character).
-_STRING_BODY: Final = re.compile(r'(?:[^"\\]++|\\.)*+', re.DOTALL)
+#: What the lexer acts on, in one pass: a string (its content, then a ``:`` when one
+#: follows, so it may be a member name), a placeholder, a container opening or closing.
+#: Whatever lies between is skipped. An unterminated string runs to the end of the text.
+_TOKEN: Final = re.compile(
+    r'"(?P<string>(?:[^"\\]++|\\.)*+)(?:"(?P<colon>[ \t\r\n]*+:)?|\\?\Z)'
+    rf"|(?P<placeholder>{PLACEHOLDER.pattern})"
+    r"|(?P<object>\{)|(?P<array>\[)|(?P<close>[}\]])",
+    re.DOTALL,
+)
 _BLANKS: Final = re.compile(r"[ \t\r\n]*+")
 
 
@@ -96,64 +100,50 @@ def lex(text: str) -> Lexed:
     last = 0
     # One frame per open container: the member names seen so far (None for an array).
     frames: list[set[str] | None] = []
-    index, end = 0, len(text)
     counter = 0
-    significant, string_body, blanks = _SIGNIFICANT.search, _STRING_BODY.match, _BLANKS.match
-    while True:
-        found = significant(text, index)
-        if found is None:
-            break
-        index = found.start()
-        char = text[index]
-        if char == '"':
-            close = string_body(text, index + 1).end()  # type: ignore[union-attr]  # `*` matches
-            if close >= end or text[close] != '"':
-                close = end  # unterminated: the rest of the text is the string
-            raw = text[index + 1 : close]
+    for token in _TOKEN.finditer(text):
+        kind = token.lastgroup
+        if kind == "string" or kind == "colon":
+            start = token.start()
+            raw = token.group(1)
             if "{" in raw:
                 for inner in PLACEHOLDER.finditer(raw):
                     out.placeholders.append(
-                        Placeholder(inner.group(1), index + 1 + inner.start(), True, False)
+                        Placeholder(inner.group(1), start + 1 + inner.start(), True, False)
                     )
-            after = close + 1
             seen = frames[-1] if frames else None
-            if seen is not None:
-                colon = blanks(text, after).end()  # type: ignore[union-attr]
-                if colon < end and text[colon] == ":":
-                    value_at = blanks(text, colon + 1).end()  # type: ignore[union-attr]
-                    key = Key(_decode_key(raw), index, len(frames), value_at)
-                    if key.name in seen:
-                        out.duplicates.append(key)
-                    seen.add(key.name)
-                    out.keys.append(key)
-                    if key.depth == 1 and key.name not in out.top:
-                        out.top[key.name] = key
-            index = after
-            continue
-        if char == "{":
-            match = PLACEHOLDER.match(text, index)
-            if match is not None:
-                ref = match.group(1)
-                standalone = _prev_significant(text, index) in ("", ":", ",", "[") and (
-                    _next_significant(text, match.end()) in ("", ",", "}", "]")
-                )
-                out.placeholders.append(Placeholder(ref, index, False, standalone))
-                width = match.end() - index
-                if ref is None:
-                    stand_in = "null".ljust(width)
-                else:
-                    counter += 1
-                    stand_in = '"\\u0000' + str(counter).rjust(width - 8, "0") + '"'
-                    out.stand_ins["\0" + str(counter).rjust(width - 8, "0")] = ref
-                pieces += [text[last:index], stand_in]
-                last = index = match.end()
-                continue
+            if kind == "colon" and seen is not None:
+                value_at = _BLANKS.match(text, token.end()).end()  # type: ignore[union-attr]
+                key = Key(_decode_key(raw), start, len(frames), value_at)
+                if key.name in seen:
+                    out.duplicates.append(key)
+                seen.add(key.name)
+                out.keys.append(key)
+                if key.depth == 1 and key.name not in out.top:
+                    out.top[key.name] = key
+        elif kind == "object":
             frames.append(set())
-        elif char == "[":
+        elif kind == "array":
             frames.append(None)
-        elif frames:  # } or ]
-            frames.pop()
-        index += 1
+        elif kind == "close":
+            if frames:
+                frames.pop()
+        else:  # a placeholder outside strings
+            ref = token.group(4)  # its branch ref, when it has one
+            index, after = token.span()
+            standalone = _prev_significant(text, index) in ("", ":", ",", "[") and (
+                _next_significant(text, after) in ("", ",", "}", "]")
+            )
+            out.placeholders.append(Placeholder(ref, index, False, standalone))
+            width = after - index
+            if ref is None:
+                stand_in = "null".ljust(width)
+            else:
+                counter += 1
+                stand_in = '"\\u0000' + str(counter).rjust(width - 8, "0") + '"'
+                out.stand_ins["\0" + str(counter).rjust(width - 8, "0")] = ref
+            pieces += [text[last:index], stand_in]
+            last = after
     pieces.append(text[last:])
     out.text = "".join(pieces)
     return out

@@ -2,7 +2,8 @@
 
 ``agc evaluate`` with plain options runs without importing click (:mod:`.fast`): it is
 the command hosts start once per step, so its start-up time is the protocol's latency.
-Everything else, and any ``evaluate`` the fast path does not take, goes through the click
+``agc flow check ENTRY`` does too (:mod:`.fast_flow`): editors and hooks run it on every
+save. Everything else, and any form the fast paths do not take, goes through the click
 application (:mod:`.app`), which also holds the exit-code contract.
 """
 
@@ -17,6 +18,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .fast import evaluate_fast
 
     handled = evaluate_fast(args)
+    if handled is None:
+        from .fast_flow import check_fast
+
+        handled = check_fast(args)
     if handled is not None:
         return handled
     from .app import main as click_main

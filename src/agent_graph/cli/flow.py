@@ -18,10 +18,10 @@ from typing import Any
 
 import click
 
-from ..errors import AgentGraphError, Diagnostic
+from ..errors import Diagnostic
 from .context import options
 from .options import format_option
-from .render import emit, emit_error, warnings_lines
+from .render import emit, warnings_lines
 
 
 @click.group("flow", invoke_without_command=True)
@@ -47,33 +47,11 @@ def flow_group(ctx: click.Context) -> None:
 @click.pass_context
 def check_command(ctx: click.Context, /, entry: str, lenient: bool, **local: Any) -> None:
     """Check a Flow package and every Flow it runs: structure, actions, resources."""
-    from ..compiler import compile_flow
-    from ..compiler.flow.pipeline import FLOW_CHECKED
+    from .flow_check import check_flow
 
-    fmt = options(ctx, **local).fmt
-    state = compile_flow(entry, stop_after=FLOW_CHECKED, lenient=lenient)
-    diagnostics = state.diagnostics()
-    errors = [d for d in diagnostics if d.severity == "error"]
-    bases = [state.loaded.base]
-    if errors:
-        emit_error(fmt, AgentGraphError(errors[0].code, errors[0].message, diagnostics), bases)
-        ctx.exit(1)
-    program = compile_flow(state).program()
-    root = program.root
-    children = [program.flows[i].id for i in root.children]
-    warnings = [d for d in diagnostics if d.severity == "warning"]
-    count = len(root.nodes) + len(root.forks)
-    document = {
-        "state": "valid",
-        "flow": root.id,
-        "nodes": count,
-        "children": children,
-        "diagnostics": [w.to_dict() for w in warnings],
-    }
-    runs = f"; runs {', '.join(children)}" if children else ""
-    lines = [f"Valid flow {root.id}: {count} node(s){runs}"]
-    lines += warnings_lines(warnings, bases)
-    emit(fmt, document, lines)
+    code = check_flow(entry, lenient, options(ctx, **local).fmt)
+    if code:
+        ctx.exit(code)
 
 
 def _register_graph() -> None:

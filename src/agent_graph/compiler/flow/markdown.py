@@ -49,7 +49,9 @@ class Heading:
 
 @dataclass(frozen=True, slots=True)
 class Text:
-    """A non-blank line of prose outside fences and headings."""
+    """Prose outside fences and headings: ``line`` is the first non-blank line of a run
+    of prose lines (blank lines between them included), one item per run: what reads
+    the items asks only whether prose stands somewhere, never line by line."""
 
     line: int
 
@@ -113,52 +115,71 @@ def _heading(line: str, number: int) -> Heading | None:
     return Heading(len(match.group(1)), text, number, line.index("#") + 1)
 
 
+#: The characters that may start a fence or a heading (after at most three spaces).
+_MARKS: Final = frozenset("`~#")
+
+
 def scan(text: str) -> Scan:
-    """Front matter, then every fence, heading and prose line of the body in order."""
+    """Front matter, then every fence, heading and run of prose of the body in order."""
     lines = split_lines(text)
     front = front_matter(lines)
     result = Scan(front, lines)
     items = result.items
     index = front.end if front.end is not None else 0
     total = len(lines)
+    prose = False  # the last item is Text: more prose joins its run
     while index < total:
         line = lines[index]
         number = index + 1
+        rest = line.lstrip(" ")
+        if rest[:1] not in _MARKS or len(line) - len(rest) > 3:
+            # neither a fence nor a heading can start here (both need one of the marks
+            # after at most three spaces): a prose line, or a blank one
+            if not prose and rest.strip():
+                items.append(Text(number))
+                prose = True
+            index += 1
+            continue
         opening = _FENCE_OPEN.match(line)
         if opening is not None and not (
             opening.group(2)[0] == "`" and "`" in opening.group(3)  # CommonMark: not a fence
         ):
-            indent, marks, rest = opening.groups()
-            closer = re.compile(rf"^ {{0,3}}{re.escape(marks[0])}{{{len(marks)},}}[ \t]*$")
-            body: list[str] = []
-            index += 1
-            closed = False
-            while index < total:
-                if closer.match(lines[index]):
-                    closed = True
-                    break
-                content = lines[index]
-                body.append(content[min(len(indent), len(content) - len(content.lstrip(" "))) :])
-                index += 1
-            info = rest.strip()
-            info_column = len(indent) + len(marks) + (len(rest) - len(rest.lstrip())) + 1
-            items.append(
-                Fence(
-                    number,
-                    len(indent) + 1,
-                    info,
-                    info_column,
-                    "\n".join(body),
-                    number + 1,
-                    closed,
-                )
-            )
-            index += 1
+            index = _fence(lines, index, opening, items)
+            prose = False
             continue
         heading = _heading(line, number)
         if heading is not None and heading.level <= 3:
             items.append(heading)
-        elif line.strip():
+            prose = False
+        elif not prose and line.strip():
             items.append(Text(number))
+            prose = True
         index += 1
     return result
+
+
+def _fence(lines: list[str], index: int, opening: re.Match[str], items: list[Item]) -> int:
+    """Read the fence opened at ``lines[index]`` into ``items``; the index after it."""
+    indent, marks, rest = opening.groups()
+    number = index + 1
+    mark = marks[0]
+    closer = re.compile(rf"^ {{0,3}}{re.escape(mark)}{{{len(marks)},}}[ \t]*$")
+    width = len(indent)
+    body: list[str] = []
+    index += 1
+    total = len(lines)
+    closed = False
+    while index < total:
+        content = lines[index]
+        if mark in content[:4] and closer.match(content):
+            closed = True
+            break
+        if width:
+            body.append(content[min(width, len(content) - len(content.lstrip(" "))) :])
+        else:
+            body.append(content)
+        index += 1
+    info = rest.strip()
+    info_column = width + len(marks) + (len(rest) - len(rest.lstrip())) + 1
+    items.append(Fence(number, width + 1, info, info_column, "\n".join(body), number + 1, closed))
+    return index + 1

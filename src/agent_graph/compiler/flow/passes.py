@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...collector import collector_paused
 from ...errors import AgentGraphError, Diagnostic
 from ...ir import flow_records as r
 from ...ir import wire
@@ -52,19 +53,26 @@ def find_entry(state: FlowState) -> None:
     state.root = entry_root(state.entry)
 
 
+# Reading, checking and lowering build many small objects and no cycles: the cyclic
+# collector would rescan them for nothing (agent_graph.collector).
+
+
 def read_entry(state: FlowState) -> None:
     assert state.root is not None
     state.closure = Closure(state.root.parent)
-    first = read_package(state.root, state.closure.base, state.root.name, child=False)
+    with collector_paused():
+        first = read_package(state.root, state.closure.base, state.root.name, child=False)
     state.closure.packages[first.id] = first
 
 
 def check_entry(state: FlowState) -> None:
-    check_package(state.loaded.root, state.strict)
+    with collector_paused():
+        check_package(state.loaded.root, state.strict)
 
 
 def load_closure(state: FlowState) -> None:
-    load_children(state.loaded, state.strict)
+    with collector_paused():
+        load_children(state.loaded, state.strict)
 
 
 def raise_collected(state: FlowState) -> None:
@@ -75,7 +83,8 @@ def raise_collected(state: FlowState) -> None:
 
 
 def lower(state: FlowState) -> None:
-    state.record = lower_closure(state.loaded)
+    with collector_paused():
+        state.record = lower_closure(state.loaded)
 
 
 def encode(state: FlowState) -> None:

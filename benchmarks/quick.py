@@ -24,6 +24,9 @@ The checks (each one function and one line of :data:`CHECKS`):
 * the cost of an evaluation trace (evaluate with the trace / without);
 * cold start: ``agc evaluate`` on a small bundle, a fresh process each time, against
   ``python -c pass`` (the interpreter's own start-up);
+* cold ``agc flow check`` of a small package against ``python -c pass`` (limit 4), and
+  the in-process check of a 1,000-node Flow against the least work any checker of its
+  text does (:func:`_minimal_read`; limit 20);
 * lazy load: ``agc evaluate`` of a 10-node graph in a bundle that also holds a
   10,000-node graph, against the same on the small bundle. A bundle's IR decodes
   per graph on first use, so the big graph beside costs little (about 1.1 here);
@@ -41,8 +44,10 @@ A failed check names what grew and by how much; the exit code is 1.
 from __future__ import annotations
 
 import gc
+import json
 import math
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -99,6 +104,14 @@ FLOW_RUN_NODES = 200
 #: polls its commands' process groups), and the best of 5 rounds measured 2.04-2.42,
 #: the best of 9 1.90-1.95; quiet, both give 1.6-1.7.
 FLOW_RUN_ROUNDS = 9
+#: agc flow check of a small package / python -c pass, fresh processes, CPU: 1.9-2.7
+#: with the fast path (``cli/fast_flow.py``: no click, no lark), 4.5-5.7 through click
+#: with the lark parser built in every process (issue 29 asks for at most 4)
+FLOW_COLD_LIMIT = 4.0
+#: flow.check of a 1,000-node Flow / the minimal read of its text (:func:`_minimal_read`),
+#: in process, CPU: 12-14 here (about 55 ms against 4.5 ms); 27-30 when lark parsed
+#: every graph line and the JSON blocks were walked character by character
+FLOW_PACE_LIMIT = 20.0
 
 
 def load_average() -> float:
@@ -369,6 +382,78 @@ def flow_run(context: Context) -> list[Check]:
     ]
 
 
+def flow_check_cold(context: Context) -> list[Check]:
+    """Cold ``agc flow check`` of a 10-node package against ``python -c pass``."""
+    cold = _Cold(context.root)
+    package = write_flow(context.root / "flow-cold", 10)
+    python, agc = interleaved(
+        [
+            cold.side([sys.executable, "-c", "pass"]),
+            cold.side([*cold.agc, "flow", "check", str(package), "--format", "json"]),
+        ],
+        9,
+    )
+    return [
+        Check(
+            "cold start: agc flow check of a small package / python -c pass",
+            agc / python,
+            FLOW_COLD_LIMIT,
+            f"CPU: python -c pass {python * 1000:.1f} ms, agc flow check {agc * 1000:.1f} ms",
+        )
+    ]
+
+
+#: The lines a Flow checker must look at: a fence, a heading or an edge.
+_PROBE = re.compile(r" {0,3}(?:`{3,}|~{3,}|#{1,6} )|.*-->")
+_BRANCH_VALUE = re.compile(r"\{[A-Za-z][\w-]*\.outcome\}")
+
+
+def _minimal_read(text: str) -> int:
+    """What any checker of a FLOW.md must do at least, at C speed where Python has it:
+    split the lines, match each against one pattern, decode each JSON block (its branch
+    placeholders swapped for ``null`` first)."""
+    found = 0
+    block: list[str] | None = None
+    for line in text.split("\n"):
+        if _PROBE.match(line) is None:
+            if block is not None:
+                block.append(line)
+            continue
+        found += 1
+        if line.startswith("```"):
+            if block is not None and block and block[0].startswith("{"):
+                json.loads(_BRANCH_VALUE.sub("null", "\n".join(block)))
+            block = [] if block is None else None
+        elif block is not None:
+            block.append(line)
+    return found
+
+
+def flow_check_pace(context: Context) -> list[Check]:
+    """In-process ``flow.check`` of a 1,000-node Flow against the minimal read of its text.
+
+    The growth check says the check stays linear; this says how fast it is, as a ratio
+    that does not depend on the machine: the baseline is the least work any Python
+    checker of the same file does, timed in the same process on the same text. A check
+    that went back to parsing every graph line with lark and walking every character of
+    the JSON blocks in Python would double the ratio.
+    """
+    package = write_flow(context.root / "flow-pace", SMALL)
+    text = (package / "FLOW.md").read_text(encoding="utf-8")
+    flow.check(package)  # caches: the line pattern, the modules
+    check, read = interleaved(
+        [in_process(lambda: flow.check(package)), in_process(lambda: _minimal_read(text))], 7
+    )
+    return [
+        Check(
+            f"flow check of a {SMALL:,}-node Flow / the minimal read of its text (CPU)",
+            check / read,
+            FLOW_PACE_LIMIT,
+            f"{read * 1000:.1f} ms the minimal read, {check * 1000:.1f} ms flow.check",
+        )
+    ]
+
+
 #: A check: measures in a shared :class:`Context` and returns its checks.
 Measure = Callable[[Context], list[Check]]
 
@@ -381,6 +466,8 @@ CHECKS: tuple[tuple[str, Measure], ...] = (
     ("nested subgraphs", nested_growth),
     ("trace", trace_overhead),
     ("cold start", cold_start),
+    ("flow check cold", flow_check_cold),
+    ("flow check pace", flow_check_pace),
     ("flow run", flow_run),
 )
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
 from ... import codes
+from ...frozen import record
 from ...ir import flow_records as ir
 from . import templates
 from .findings import Findings
@@ -40,7 +41,7 @@ _LOOKS_LIKE_SCRIPT: Final = re.compile(r"(?:^|[=:,\s]|\./)scripts/[^\s/]")
 _NEWLINE: Final = re.compile("\n")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BranchUse:
     """A ``{ref.outcome}`` in a block: ``in_stdin`` (of a command), ``standalone``."""
 
@@ -51,7 +52,7 @@ class BranchUse:
     standalone: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Piece:
     """A part of an Agent prompt: text, ``{outcome}``, or a mapped resource link target
     (``text`` = package-relative path, ``fragment`` with its ``#``)."""
@@ -61,7 +62,7 @@ class Piece:
     fragment: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Arg:
     parts: tuple[str, ...]
     script: str | None  # package-relative path of a mapped scripts/… argument

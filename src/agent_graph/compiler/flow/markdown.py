@@ -14,12 +14,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
+from ...frozen import record
+
 _FENCE_OPEN: Final = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 _HEADING: Final = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _CLOSING_HASHES: Final = re.compile(r"(?:^|[ \t]+)#+$")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Fence:
     """A fenced code block: where it opens, its info string and its content.
 
@@ -37,7 +39,7 @@ class Fence:
     closed: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Heading:
     """An ATX heading (levels 1–3 matter; 4–6 are text to this format)."""
 
@@ -47,7 +49,7 @@ class Heading:
     column: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Text:
     """Prose outside fences and headings: ``line`` is the first non-blank line of a run
     of prose lines (blank lines between them included), one item per run: what reads
@@ -59,7 +61,7 @@ class Text:
 Item = Fence | Heading | Text
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FrontMatter:
     """The ``---`` block's ``key: value`` lines, as (key, value, line); ``end``: the
     index of the first body line (0-based), or None when the block is missing or open."""
@@ -111,7 +113,10 @@ def _heading(line: str, number: int) -> Heading | None:
     match = _HEADING.match(line)
     if match is None:
         return None
-    text = _CLOSING_HASHES.sub("", match.group(2) or "").strip()
+    text = match.group(2) or ""
+    if text.endswith("#"):  # the closing sequence cannot match otherwise
+        text = _CLOSING_HASHES.sub("", text)
+    text = text.strip()
     return Heading(len(match.group(1)), text, number, line.index("#") + 1)
 
 

@@ -25,10 +25,12 @@ from functools import cache
 from importlib import resources
 from typing import Final
 
+from ...frozen import record
+
 HEADER: Final = "flowchart TD"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Occurrence:
     """One written node: ``shape`` is None for a bare ref, else box/circle/hexagon with
     its ``text`` (trimmed)."""
@@ -40,7 +42,7 @@ class Occurrence:
     column: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Edge:
     """``source --> target``; ``label`` None when unlabelled (``-->||`` gives "")."""
 

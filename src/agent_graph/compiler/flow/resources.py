@@ -8,14 +8,14 @@ which the runtime uses too, to check a kept program against the files before a r
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from ... import codes
+from ...frozen import record
 from .findings import Findings
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PackageFiles:
     """The package's real root; checks paths the way the runtime will resolve them."""
 

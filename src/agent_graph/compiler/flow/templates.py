@@ -20,13 +20,14 @@ from typing import Any, Final
 from ...canonical import to_js_number
 from ...documents.json_text import JsonError, parse_json, unpaired_surrogate
 from ...documents.sourcemap import MAX_DEPTH
+from ...frozen import record
 
 PLACEHOLDER: Final = re.compile(r"\{(?:([A-Za-z][A-Za-z0-9_-]*)\.)?outcome\}")
 OUTCOME: Final = "{outcome}"
 _WS: Final = " \t\r\n"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Placeholder:
     """``ref`` None for ``{outcome}``; ``offset`` of its ``{`` in the block;
     ``in_string``; ``standalone``: a whole JSON value (outside strings only)."""
@@ -37,7 +38,7 @@ class Placeholder:
     standalone: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Key:
     """An object member name: where its opening quote is and its nesting depth (1 = top)."""
 
@@ -47,7 +48,7 @@ class Key:
     value_offset: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Slot:
     """A place the runtime fills: ``path`` from the template's root (member names, array
     indexes as text); ``branch``: that branch's full result replaces the value; else

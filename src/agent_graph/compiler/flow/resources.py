@@ -7,8 +7,11 @@ which the runtime uses too, to check a kept program against the files before a r
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from pathlib import Path
+from typing import Final
 
 from ... import codes
 from ...frozen import record
@@ -58,18 +61,20 @@ class PackageFiles:
             kind = "references/… link" if suffix == ".md" else "scripts/… argument"
             findings.error(suffix_code, f"{kind} {path!r} must name a {suffix} file", line, column)
             return False
-        target = self.root.joinpath(*segments)
+        # strings, not Paths: a package's every link and script goes through here
+        root = str(self.root)
+        target = os.path.join(root, *segments)
         try:
-            real = Path(os.path.realpath(target))
-            found = real.is_file()
+            real = os.path.realpath(target)
+            found = _is_file(real)
             reason = ""
         except OSError as error:  # a path the system refuses (too long …): none is there
             real, found, reason = target, False, f" ({error.strerror or error})"
-        if real != self.root and self.root not in real.parents:
+        if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
             findings.error(
                 codes.RESOURCE_OUTSIDE_PACKAGE,
-                f"resource {path!r} leads outside the package (a symlink to {real.name!r} "
-                "elsewhere); package resources must stay inside it",
+                f"resource {path!r} leads outside the package (a symlink to "
+                f"{os.path.basename(real)!r} elsewhere); package resources must stay inside it",
                 line,
                 column,
             )
@@ -98,3 +103,19 @@ class PackageFiles:
             return ""
         close = difflib.get_close_matches(segments[-1], names, n=1, cutoff=0.6)
         return f"; did you mean {'/'.join([*segments[:-1], close[0]])}?" if close else ""
+
+#: What ``Path.is_file`` takes for "no such file" rather than an error to raise.
+_ABSENT: Final = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
+
+
+def _is_file(path: str) -> bool:
+    """``Path(path).is_file()``: a regular file (through symlinks); an error other than
+    the file's absence is raised."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError as error:
+        if error.errno not in _ABSENT:
+            raise
+        return False
+    except ValueError:  # not encodable as a file name
+        return False

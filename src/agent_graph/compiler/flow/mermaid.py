@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Final
 
 from ...frozen import record
@@ -62,8 +62,9 @@ class Graph:
 
 @cache
 def grammar() -> str:
-    """The text of ``mermaid.lark``."""
-    return resources.files(__package__).joinpath("mermaid.lark").read_text(encoding="utf-8")
+    """The text of ``mermaid.lark``, beside this module (read as a plain file: importing
+    ``importlib.resources`` would cost a cold ``agc flow check`` more than reading it)."""
+    return Path(__file__).with_name("mermaid.lark").read_text(encoding="utf-8")
 
 
 _TERMINAL: Final = re.compile(r"^([A-Z_]+): /(.*)/$", re.MULTILINE)

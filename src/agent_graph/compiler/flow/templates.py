@@ -186,9 +186,7 @@ def _loads(text: str) -> Any:
     """
     if text.count("{") + text.count("[") <= MAX_DEPTH:
         try:
-            value = json.loads(
-                text, parse_int=_js_int, parse_float=_js_float, parse_constant=_no_constant
-            )
+            value = _DECODER.decode(text)
         except (ValueError, RecursionError):
             pass
         else:
@@ -208,6 +206,12 @@ def _js_float(text: str) -> int | float:
 
 def _no_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
+
+
+#: ``json.loads`` with these hooks makes a decoder per call; one serves every call.
+_DECODER: Final = json.JSONDecoder(
+    parse_int=_js_int, parse_float=_js_float, parse_constant=_no_constant
+)
 
 
 def slots(value: Any, stand_ins: dict[str, str]) -> list[Slot]:

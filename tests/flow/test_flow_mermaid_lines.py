@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_graph.compiler.flow import mermaid
+from agent_graph.compiler.flow import mermaid, mermaid_graph
 from agent_graph.compiler.flow.mermaid_grammar import _parser, parse_with_lark
 
 PIECES = [
@@ -73,7 +73,7 @@ def junk_of(rng: random.Random) -> str:
 
 def test_the_pattern_is_assembled_from_the_grammars_terminals() -> None:
     parser = _parser()
-    found = mermaid.terminals(mermaid.grammar())
+    found = mermaid_graph.terminals(mermaid_graph.grammar())
     assert set(found) >= {"REF", "BOX_TEXT", "ROUND_TEXT", "HEX_TEXT", "LABEL_TEXT"}
     for name, pattern in found.items():
         # lark turns the escapes \n, \r, \t into the characters; to a regex they are one

@@ -14,7 +14,7 @@ from typing import Any
 
 from lark import Lark, Token, Transformer, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
-from .mermaid import Edge, Graph, Occurrence, grammar
+from .mermaid_graph import Edge, Graph, Occurrence, grammar
 
 
 class _Build(Transformer[Token, Any]):

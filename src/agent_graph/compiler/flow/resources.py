@@ -104,6 +104,7 @@ class PackageFiles:
         close = difflib.get_close_matches(segments[-1], names, n=1, cutoff=0.6)
         return f"; did you mean {'/'.join([*segments[:-1], close[0]])}?" if close else ""
 
+
 #: What ``Path.is_file`` takes for "no such file" rather than an error to raise.
 _ABSENT: Final = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
 

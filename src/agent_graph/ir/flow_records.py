@@ -11,9 +11,9 @@ path. Encoded and verified by :mod:`agent_graph.ir.wire`, like a Provider's Prog
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated, Any
 
+from ..frozen import record
 from .schema import (
     FLAG,
     INTEGER,
@@ -39,7 +39,7 @@ PIECE_KINDS: tuple[str, ...] = ("text", "outcome", "resource")
 TEXT_PIECE, OUTCOME_PIECE, RESOURCE_PIECE = 0, 1, 2
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Piece:
     """Part of an Agent prompt: literal ``text``, the ``{outcome}`` slot, or a mapped link
     target (``text`` the package-relative ``references/…`` path, ``fragment`` with ``#``)."""
@@ -49,7 +49,7 @@ class Piece:
     fragment: Annotated[str, TEXT]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Slot:
     """A place in a JSON template: ``path`` (member names, array indexes as text) from the
     template's root. ``branch``: that branch node's full result goes there; else the
@@ -60,7 +60,7 @@ class Slot:
     parts: Annotated[tuple[str, ...], TEXTS]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Arg:
     """A command argument: ``parts`` around each ``{outcome}``; ``script``: the
     package-relative ``scripts/….mjs`` it maps to, or None."""
@@ -69,7 +69,7 @@ class Arg:
     script: Annotated[str | None, TEXT]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Command:
     """``执行自定义命令``: ``command`` parts, ``args``, and ``stdin`` when ``has_stdin``
     (branch slots hold null until filled)."""
@@ -81,7 +81,7 @@ class Command:
     slots: Annotated[tuple[Slot, ...], RECORDS]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Call:
     """``执行Flow``: the child ``flow`` (index into the program's flows); ``plain``: the
     single-edge form (a failed child fails this node); ``task`` when ``has_task``."""
@@ -93,7 +93,7 @@ class Call:
     slots: Annotated[tuple[Slot, ...], RECORDS]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Result:
     """A declared result: its ``name`` and the description under its ``###`` heading."""
 
@@ -101,7 +101,7 @@ class Result:
     description: Annotated[str, TEXT]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Route:
     """``result`` leads to ``node`` or ``fork`` (both NONE: to finish). The single-edge
     执行Flow form routes its child's completion as 已完成 (docs/flow-runs.md §Execution, C.25)."""
@@ -111,7 +111,7 @@ class Route:
     fork: Annotated[int, index(FORKS, optional=True)]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Node:
     """A work node: ``ref``, ``name``, action ``kind`` and the action's data, its
     ``results`` in heading order (what an Agent is offered), its ``routes``, and the
@@ -130,7 +130,7 @@ class Node:
     join_of: Annotated[int, index(FORKS, optional=True)]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Fork:
     """A ``{{并行}}`` fork: ``branches`` in declaration order and their ``join``."""
 
@@ -139,7 +139,7 @@ class Fork:
     join: Annotated[int, index(NODES)]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FileDigest:
     """One fingerprinted package file: POSIX path from the package root, sha256 hex."""
 
@@ -147,7 +147,7 @@ class FileDigest:
     sha256: Annotated[str, TEXT]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Flow:
     """One package of the closure. ``path``: its FLOW.md relative to the directory that
     holds the root package; ``fingerprint``: C.4, children included; ``children``: the
@@ -165,7 +165,7 @@ class Flow:
     forks: Annotated[tuple[Fork, ...], RECORDS]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FlowIR:
     """A compiled Flow and its closure: ``flows[root]`` is the entry; ``fingerprint`` the
     entry's combined fingerprint, computed with algorithm ``fingerprint_version``."""

@@ -126,3 +126,6 @@ def test_a_fresh_flow_check_imports_no_heavy_part() -> None:
     assert json.loads(found["out"])["state"] == "valid"
     heavy = {"click", "lark", "yaml", "jsonschema", "jsonschema_rs", "referencing", "pyuca"}
     assert sorted(m for m in found["modules"] if m.split(".")[0] in heavy) == []
+    # a check stops at lower: the wire format (msgpack, the IR's encoders) stays unloaded
+    wire = {"msgpack", "agent_graph.ir.wire", "agent_graph.ir.flow_program"}
+    assert sorted(wire & set(found["modules"])) == []

@@ -26,9 +26,12 @@ def check_flow(entry: str, lenient: bool, fmt: str) -> int:
     if errors:
         emit_error(fmt, AgentGraphError(errors[0].code, errors[0].message, diagnostics), bases)
         return 1
-    program = compile_flow(state).program()
-    root = program.root
-    children = [program.flows[i].id for i in root.children]
+    # lowered, not encoded: the count and the children are the IR's, and a check need
+    # not load the wire format
+    record = compile_flow(state, stop_after="lower").record
+    assert record is not None
+    root = record.flows[record.root]
+    children = [record.flows[i].id for i in root.children]
     warnings = [d for d in diagnostics if d.severity == "warning"]
     count = len(root.nodes) + len(root.forks)
     document = {

@@ -105,13 +105,11 @@ FLOW_RUN_NODES = 200
 #: the best of 9 1.90-1.95; quiet, both give 1.6-1.7.
 FLOW_RUN_ROUNDS = 9
 #: agc flow check of a small package / python -c pass, fresh processes, CPU. In a clean
-#: virtualenv (CI's: python -c pass 11-12 ms) 6.3-6.7 with the fast path
-#: (``cli/fast_flow.py``: no click, no lark, no wire format; 67-70 ms), 9.5 through
-#: click (111 ms) and
-#: about 15 as it was with lark built in every process (183 ms); where site-packages
-#: make python -c pass 40 ms, 1.9-2.7 against 4.5-5.7. Issue 29 asks for 4: not reached
-#: (the Flow front end's mutable dataclasses load ``dataclasses`` and ``inspect``, about
-#: 13 ms; ``typing`` 9 ms, as every agc command).
+#: virtualenv (CI's: python -c pass 11-12 ms) 5.1-5.3 with the fast path
+#: (``cli/fast_flow.py``: no click, no lark, no wire format, no dataclasses; 57-63 ms),
+#: 9.5 through click (111 ms) and about 15 as it was with lark built in every process
+#: (183 ms); where site-packages make python -c pass 40 ms, 1.9-2.7 against 4.5-5.7.
+#: Issue 29 asks for 4: not reached (``typing`` alone is 9 ms, as in every agc command).
 FLOW_COLD_LIMIT = 9.0
 #: flow.check of a 1,000-node Flow / the minimal read of its text (:func:`_minimal_read`),
 #: in process, CPU: 12-14 here (about 55 ms against 4.5 ms); 27-30 when lark parsed

@@ -11,11 +11,11 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from .. import codes
+from ..frozen import record
 
 #: Version of the fingerprint algorithm below; recorded in every compiled Flow program.
 FINGERPRINT_VERSION: Final = 1
@@ -34,7 +34,7 @@ MAX_PACKAGE_BYTES: Final = 256 * 1024 * 1024
 _CHUNK: Final = 1 << 20
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Unhashable:
     """A counted file (or directory) the fingerprint cannot cover: its posix relative
     path as diagnostics show it, the error code (``file-too-large``,

@@ -12,11 +12,10 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
 from ... import codes
-from ...frozen import record
+from ...frozen import field, record, slotted
 from ...ir import flow_records as ir
 from . import templates
 from .findings import Findings
@@ -68,7 +67,7 @@ class Arg:
     script: str | None  # package-relative path of a mapped scripts/… argument
 
 
-@dataclass(slots=True)
+@slotted
 class Action:
     """A checked action block. ``kind`` is the marker; which members are set depends on it."""
 

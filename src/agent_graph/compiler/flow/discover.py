@@ -15,12 +15,12 @@ read is a warning too instead of ending the listing.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from ... import codes
 from ...documents.files import read_text
 from ...errors import AgentGraphError, Diagnostic, Severity
+from ...frozen import record
 from .markdown import front_matter, split_lines
 
 _SKIP = frozenset({"references", "scripts", "node_modules"})
@@ -28,7 +28,7 @@ _SKIP = frozenset({"references", "scripts", "node_modules"})
 _SHOWN = 3
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FlowEntry:
     """A discovered package: ``path`` is its FLOW.md, joined onto the root as given."""
 
@@ -46,7 +46,7 @@ class FlowEntry:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Survey:
     """What a walk found: every package (by id, then path; duplicates included), the
     ids more than one package has (their FLOW.md paths, sorted), and what could not be

@@ -7,9 +7,8 @@ and how sections match its nodes is :mod:`.structure`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from ... import codes
+from ...frozen import field, slotted
 from . import mermaid
 from .findings import Findings
 from .markdown import Fence, Heading, Item, Scan, scan
@@ -17,7 +16,7 @@ from .markdown import Fence, Heading, Item, Scan, scan
 _EMPTY = {"name": codes.FLOW_NAME_EMPTY, "description": codes.FLOW_DESCRIPTION_EMPTY}
 
 
-@dataclass(slots=True)
+@slotted
 class Result:
     """A level-3 heading of a node section and whether text follows it."""
 
@@ -26,7 +25,7 @@ class Result:
     description: str = ""
 
 
-@dataclass(slots=True)
+@slotted
 class Section:
     """A level-2 heading, the fences of its action area, and its result headings."""
 
@@ -35,7 +34,7 @@ class Section:
     results: list[Result] = field(default_factory=list)
 
 
-@dataclass(slots=True)
+@slotted
 class Document:
     name: str | None
     description: str | None

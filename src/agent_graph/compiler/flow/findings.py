@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from ...errors import Diagnostic, Severity
+from ...frozen import field, slotted
 
 
-@dataclass(slots=True)
+@slotted
 class Findings:
     """Every finding of one package file. ``path``: as diagnostics show it; ``flow``: the
     package's id, in each diagnostic's ``detail`` (a child's findings name the child)."""

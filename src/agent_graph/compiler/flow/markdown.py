@@ -11,10 +11,9 @@ every item keeps its 1-based line and column.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Final
 
-from ...frozen import record
+from ...frozen import field, record, slotted
 
 _FENCE_OPEN: Final = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 _HEADING: Final = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
@@ -71,7 +70,7 @@ class FrontMatter:
     present: bool
 
 
-@dataclass(slots=True)
+@slotted
 class Scan:
     front: FrontMatter
     lines: list[str]

@@ -8,12 +8,11 @@ edges and syntax errors, each at its file position; and the grammar's text.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Final
 
-from ...frozen import record
+from ...frozen import field, record, slotted
 
 
 @record
@@ -39,7 +38,7 @@ class Edge:
     column: int  # of the arrow
 
 
-@dataclass(slots=True)
+@slotted
 class Graph:
     occurrences: list[Occurrence] = field(default_factory=list)
     edges: list[Edge] = field(default_factory=list)

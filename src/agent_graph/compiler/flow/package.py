@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import os
 import posixpath
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ... import codes
 from ...documents.files import read_text
 from ...documents.fingerprint import unhashable_files
 from ...errors import AgentGraphError, Diagnostic
+from ...frozen import field, slotted
 from .document import Document, read_document
 from .findings import Findings
 from .resources import PackageFiles
@@ -27,7 +27,7 @@ from .structure import REF, Structure, check_structure, reuse_first
 ENTRY_FILE = "FLOW.md"
 
 
-@dataclass(slots=True)
+@slotted
 class Package:
     """One loaded package: where it is, what it says, and what was found in it."""
 
@@ -40,7 +40,7 @@ class Package:
     is_child: bool = False
 
 
-@dataclass(slots=True)
+@slotted
 class Closure:
     """The entry package and every package it reaches, in load order (entry first)."""
 

@@ -10,12 +10,12 @@ every diagnostic, so a check stops before it and a compile after it.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...collector import collector_paused
 from ...errors import AgentGraphError, Diagnostic
+from ...frozen import field, slotted
 from ...ir import flow_records as r
 from .lower import lower as lower_closure
 from .package import Closure, check_package, entry_root, load_children, read_package
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ...ir.flow_program import FlowProgram
 
 
-@dataclass(slots=True)
+@slotted
 class FlowState:
     """Everything the Flow passes hand on to each other, filled in pass order."""
 

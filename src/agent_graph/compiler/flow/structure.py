@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Final
 
 from ... import codes
+from ...frozen import field, slotted
 from . import actions as act
 from .document import Document, Section
 from .findings import Findings
@@ -27,7 +27,7 @@ EXECUTED, COMPLETED, FAILED = "已执行", "已完成", "已失败"
 START_TEXT, FINISH_TEXT, FORK_TEXT = "开始", "结束", "并行"
 
 
-@dataclass(slots=True)
+@slotted
 class Decl:
     """A declared node: ``kind`` work/fork/start/finish; ``text`` its name (work nodes)."""
 
@@ -44,14 +44,14 @@ class Decl:
         return self.action.kind if self.action is not None else None
 
 
-@dataclass(slots=True)
+@slotted
 class Fork:
     ref: str
     branches: list[str]
     join: str | None
 
 
-@dataclass(slots=True)
+@slotted
 class Structure:
     """The checked graph: declarations in order, resolved edges, forks and their joins."""
 

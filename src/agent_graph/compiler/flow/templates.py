@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ...canonical import to_js_number
 from ...documents.json_text import JsonError, parse_json, unpaired_surrogate
 from ...documents.sourcemap import MAX_DEPTH
-from ...frozen import record
+from ...frozen import field, record, slotted
 
 PLACEHOLDER: Final = re.compile(r"\{(?:([A-Za-z][A-Za-z0-9_-]*)\.)?outcome\}")
 OUTCOME: Final = "{outcome}"
@@ -59,7 +58,7 @@ class Slot:
     parts: tuple[str, ...]
 
 
-@dataclass(slots=True)
+@slotted
 class Lexed:
     placeholders: list[Placeholder] = field(default_factory=list)
     keys: list[Key] = field(default_factory=list)
@@ -160,7 +159,7 @@ def _decode_key(raw: str) -> str:
     return str(value)
 
 
-@dataclass(slots=True)
+@slotted
 class Parsed:
     value: Any
     error: JsonError | None

@@ -23,6 +23,9 @@ from collections.abc import Sequence
 from typing import Annotated, Any
 
 from ..frozen import record
+from .frozen_json import FrozenDict as FrozenDict
+from .frozen_json import FrozenList as FrozenList
+from .frozen_json import freeze_json as freeze_json
 from .schema import (
     FLAG,
     INTEGER,
@@ -89,42 +92,6 @@ NODES = Table("Graph", "nodes")  # this graph's nodes
 EDGES = Table("Graph", "edges")  # this graph's edges
 
 
-def _read_only(self: Any, *args: Any, **kwargs: Any) -> Any:
-    raise TypeError("JSON values inside a compiled Program are read-only")
-
-
-class FrozenDict(dict):  # type: ignore[type-arg]
-    """A JSON object inside the IR: a dict that refuses changes (copies are plain dicts)."""
-
-    __slots__ = ()
-    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _read_only
-    __ior__ = _read_only
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
-        from copy import deepcopy
-
-        return {key: deepcopy(value, memo) for key, value in self.items()}
-
-    def __reduce__(self) -> Any:
-        return (dict, (dict(self),))
-
-
-class FrozenList(list):  # type: ignore[type-arg]
-    """A JSON array inside the IR: a list that refuses changes (copies are plain lists)."""
-
-    __slots__ = ()
-    __setitem__ = __delitem__ = append = extend = insert = pop = remove = _read_only
-    clear = reverse = sort = __iadd__ = __imul__ = _read_only
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
-        from copy import deepcopy
-
-        return [deepcopy(value, memo) for value in self]
-
-    def __reduce__(self) -> Any:
-        return (list, (list(self),))
-
-
 #: How deeply arrays and objects may nest in a JSON value of the IR (a scalar is 0
 #: deep, ``[[]]`` 2). Every compiled value is part of a source document, and the source
 #: readers refuse documents nested deeper than 200 (``documents.sourcemap.MAX_DEPTH``,
@@ -137,36 +104,6 @@ MAX_JSON_DEPTH = 200
 #: follow the JavaScript number model and turn integers past 2**53 into floats
 #: (``canonical.to_js_number``), so a larger integer never comes out of the compiler.
 MAX_JSON_INT = 2**53
-
-
-def freeze_json(value: Any) -> Any:
-    """``value`` with every object and array made read-only, so a shared Program stays intact.
-
-    Iterative, so no nesting depth exhausts the interpreter's stack: each frozen container
-    is created empty, linked into its parent in order, and filled when its turn comes (the
-    base ``dict``/``list`` methods fill it; the frozen ones refuse every change).
-    """
-    if not isinstance(value, (dict, list)):
-        return value
-    root = FrozenDict() if isinstance(value, dict) else FrozenList()
-    todo: list[tuple[Any, Any]] = [(value, root)]
-    while todo:
-        source, target = todo.pop()
-        if isinstance(source, dict):
-            for key, child in source.items():
-                if isinstance(child, (dict, list)):
-                    frozen = FrozenDict() if isinstance(child, dict) else FrozenList()
-                    todo.append((child, frozen))
-                    child = frozen
-                dict.__setitem__(target, key, child)
-        else:
-            for child in source:
-                if isinstance(child, (dict, list)):
-                    frozen = FrozenDict() if isinstance(child, dict) else FrozenList()
-                    todo.append((child, frozen))
-                    child = frozen
-                list.append(target, child)
-    return root
 
 
 @record

@@ -13,7 +13,7 @@ from ...documents.fingerprint import (
     package_files,
 )
 from ...ir import flow_records as r
-from ...ir.records import freeze_json
+from ...ir.frozen_json import freeze_json
 from ...ir.schema import NONE
 from . import actions as act
 from . import templates

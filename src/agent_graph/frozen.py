@@ -233,6 +233,38 @@ def _declared(cls: type) -> tuple[dict[str, Any], dict[str, Field]]:
     return annotations, fields
 
 
+def _defaults(cls: type, fields: dict[str, Field]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The fields' defaults and default factories; a field without one after a field
+    with one is refused, as a dataclass refuses it."""
+    defaults = {n: f.default for n, f in fields.items() if f.default is not MISSING}
+    factories = {
+        n: f.default_factory
+        for n, f in fields.items()
+        if not isinstance(f.default_factory, _Missing)
+    }
+    seen_default = False
+    for name in fields:
+        if name in defaults or name in factories:
+            seen_default = True
+        elif seen_default:
+            raise TypeError(f"{cls.__name__}: field {name!r} without a default follows one with")
+    return defaults, factories
+
+
+def _parameters(
+    names: list[str], defaults: dict[str, Any], factories: dict[str, Any]
+) -> tuple[list[str], str]:
+    """The constructor's parameters and the lines that call the default factories."""
+    params = [
+        f"{n}=defaults[{n!r}]" if n in defaults else f"{n}=MISSING" if n in factories else n
+        for n in names
+    ]
+    made = "".join(
+        f"        if {n} is MISSING:\n            {n} = factories[{n!r}]()\n" for n in factories
+    )
+    return params, made
+
+
 @dataclass_transform(frozen_default=True, field_specifiers=(field,))
 def record(cls: type[T]) -> type[T]:
     """A frozen record: ``@dataclass(frozen=True)`` semantics on a tuple, several times
@@ -253,30 +285,13 @@ def record(cls: type[T]) -> type[T]:
     annotations, fields = _declared(cls)
     names = list(fields)
     specs = list(fields.values())
-    defaults = {n: f.default for n, f in fields.items() if f.default is not MISSING}
-    factories = {
-        n: f.default_factory
-        for n, f in fields.items()
-        if not isinstance(f.default_factory, _Missing)
-    }
-    seen_default = False
-    for name in names:
-        if name in defaults or name in factories:
-            seen_default = True
-        elif seen_default:
-            raise TypeError(f"{cls.__name__}: field {name!r} without a default follows one with")
+    defaults, factories = _defaults(cls, fields)
     compared = [i for i, f in enumerate(specs) if f.compare]
 
     def items(owner: str, chosen: list[int]) -> str:
         return "".join(f"{owner}[{i}], " for i in chosen)
 
-    params = [
-        f"{n}=defaults[{n!r}]" if n in defaults else f"{n}=MISSING" if n in factories else n
-        for n in names
-    ]
-    made_defaults = "".join(
-        f"        if {n} is MISSING:\n            {n} = factories[{n!r}]()\n" for n in factories
-    )
+    params, made_defaults = _parameters(names, defaults, factories)
     shown = ", ".join(f"{n}={{self[{i}]!r}}" for i, (n, f) in enumerate(fields.items()) if f.repr)
     every = len(compared) == len(specs)
     lines = [
@@ -354,25 +369,8 @@ def slotted(cls: type[T]) -> type[T]:
     """
     annotations, fields = _declared(cls)
     names = list(fields)
-    defaults = {n: f.default for n, f in fields.items() if f.default is not MISSING}
-    factories = {
-        n: f.default_factory
-        for n, f in fields.items()
-        if not isinstance(f.default_factory, _Missing)
-    }
-    seen_default = False
-    for name in names:
-        if name in defaults or name in factories:
-            seen_default = True
-        elif seen_default:
-            raise TypeError(f"{cls.__name__}: field {name!r} without a default follows one with")
-    params = [
-        f"{n}=defaults[{n!r}]" if n in defaults else f"{n}=MISSING" if n in factories else n
-        for n in names
-    ]
-    made_defaults = "".join(
-        f"        if {n} is MISSING:\n            {n} = factories[{n!r}]()\n" for n in factories
-    )
+    defaults, factories = _defaults(cls, fields)
+    params, made_defaults = _parameters(names, defaults, factories)
     assigned = "".join(f"        self.{n} = {n}\n" for n in names) or "        pass\n"
     shown = ", ".join(f"{n}={{self.{n}!r}}" for n, f in fields.items() if f.repr)
     compared = [n for n, f in fields.items() if f.compare]

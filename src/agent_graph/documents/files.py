@@ -228,17 +228,21 @@ def read_text(abs_path: Path, *, display: str) -> str:
         wide = _wide_text(abs_path, data, display)
         if wide is not None:
             raise wide
-        line = text.count("\n", 0, nul) + 1
-        column = nul - text.rfind("\n", 0, nul)
-        raise file_error(
-            codes.PARSE_FAILED,
-            f"Cannot parse {abs_path}: the file contains a NUL character "
-            f"at line {line}, column {column}; is it a binary file?",
-            display,
-            line,
-            column,
-        )
+        raise _nul_error(text, nul, abs_path, display)
     return text
+
+
+def _nul_error(text: str, nul: int, abs_path: Path, display: str) -> AgentGraphError:
+    line = text.count("\n", 0, nul) + 1
+    column = nul - text.rfind("\n", 0, nul)
+    return file_error(
+        codes.PARSE_FAILED,
+        f"Cannot parse {abs_path}: the file contains a NUL character "
+        f"at line {line}, column {column}; is it a binary file?",
+        display,
+        line,
+        column,
+    )
 
 
 def _buffer_text(abs_path: Path) -> str | None:
@@ -261,16 +265,7 @@ def _checked_buffer(text: str, abs_path: Path, display: str) -> str:
         raise _too_large(abs_path, size, display, MAX_FILE_BYTES)
     nul = text.find("\0")
     if nul != -1:
-        line = text.count("\n", 0, nul) + 1
-        column = nul - text.rfind("\n", 0, nul)
-        raise file_error(
-            codes.PARSE_FAILED,
-            f"Cannot parse {abs_path}: the file contains a NUL character "
-            f"at line {line}, column {column}; is it a binary file?",
-            display,
-            line,
-            column,
-        )
+        raise _nul_error(text, nul, abs_path, display)
     return text
 
 

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from ..vm import Evaluation, Program
     from ..vm.trace import Trace
     from .context import Options
+    from .state_input import EvaluationInput
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,24 +50,21 @@ class Traced:
     trace: Trace
 
 
-def has_state(local: dict[str, Any]) -> bool:
-    """Whether any state option was given (``agc graph`` draws an overlay only then)."""
-    return any(local.get(k) is not None for k in ("state_path", "facts", "outcomes")) or bool(
-        local.get("authorities")
-    )
-
-
-def traced_evaluation(opts: Options, graph: str | None, local: dict[str, Any]) -> Traced:
-    """Load the Provider, select Graph and Entry, read the state, evaluate with the trace."""
+def _selected(
+    opts: Options, graph: str | None, local: dict[str, Any], *, every_entry: bool
+) -> tuple[Program, str, str, EvaluationInput]:
+    """The Program, the selected Graph and Entry, and the state the options give;
+    ``entry-missing`` for an Entry the Graph lacks (unless ``every_entry``: none was
+    named, and each of the Graph's is tried)."""
     from .state_input import evaluation_input
 
     loaded = load(opts)
-    binding, program = loaded.binding, loaded.runnable
+    program = loaded.runnable
     selected, entry = select(
-        binding, graph, local.get("entry"), program.graph_ids, human=opts.fmt == "human"
+        loaded.binding, graph, local.get("entry"), program.graph_ids, human=opts.fmt == "human"
     )
     found = program.graph(selected)  # graph-missing
-    if not any(name == entry for name, _ in found.entrypoints):
+    if not every_entry and not any(name == entry for name, _ in found.entrypoints):
         names = ", ".join(name for name, _ in found.entrypoints)
         raise AgentGraphError(
             codes.ENTRY_MISSING, f"Graph {selected} has no entry {entry} (its entries: {names})"
@@ -78,6 +76,19 @@ def traced_evaluation(opts: Options, graph: str | None, local: dict[str, Any]) -
         authorities=local.get("authorities") or (),
         provider_id=program.provider_id,
     )
+    return program, selected, entry, data
+
+
+def has_state(local: dict[str, Any]) -> bool:
+    """Whether any state option was given (``agc graph`` draws an overlay only then)."""
+    return any(local.get(k) is not None for k in ("state_path", "facts", "outcomes")) or bool(
+        local.get("authorities")
+    )
+
+
+def traced_evaluation(opts: Options, graph: str | None, local: dict[str, Any]) -> Traced:
+    """Load the Provider, select Graph and Entry, read the state, evaluate with the trace."""
+    program, selected, entry, data = _selected(opts, graph, local, every_entry=False)
     from .evaluation_report import warn_unknown_outcomes
 
     warn_unknown_outcomes(opts.fmt, program, selected, data)  # as evaluate and route warn
@@ -183,27 +194,8 @@ def _reach(
     from ..testing.reach_case import reach_document, reach_lines, write_reach_case
     from ..vm.state import normalize
     from .render import emit
-    from .state_input import evaluation_input
-
-    loaded = load(opts)
-    program = loaded.runnable
     entry = local.get("entry")
-    selected, chosen = select(
-        loaded.binding, graph, entry, program.graph_ids, human=opts.fmt == "human"
-    )
-    found = program.graph(selected)  # graph-missing
-    if entry is not None and not any(name == chosen for name, _ in found.entrypoints):
-        names = ", ".join(name for name, _ in found.entrypoints)
-        raise AgentGraphError(
-            codes.ENTRY_MISSING, f"Graph {selected} has no entry {chosen} (its entries: {names})"
-        )
-    data = evaluation_input(
-        state=local.get("state_path"),
-        facts=local.get("facts"),
-        outcomes=local.get("outcomes"),
-        authorities=local.get("authorities") or (),
-        provider_id=program.provider_id,
-    )
+    program, selected, _, data = _selected(opts, graph, local, every_entry=entry is None)
     given = normalize(data.routing_state())
     start = State(given.facts, dict(given.outcomes), given.authorities)
     answer = reach(program, selected, node, entry, start, limit=limit)

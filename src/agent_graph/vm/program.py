@@ -25,6 +25,7 @@ from .evaluate import (
     compute_revision,
 )
 from .kinds import Outcome, StatusCode
+from .plans import Plans
 from .state import Normalized, RoutingState, normalize
 
 if TYPE_CHECKING:
@@ -117,7 +118,7 @@ class Program:
     (both check them); records without bytes are checked here (``ir-corrupt``).
     """
 
-    __slots__ = ("_data", "_graph_index", "_hints", "digest", "ir", "root")
+    __slots__ = ("_data", "_graph_index", "_hints", "_plans", "digest", "ir", "root")
 
     def __init__(
         self, ir: r.ProviderIR, root: str | os.PathLike[str], data: bytes | None = None
@@ -131,7 +132,11 @@ class Program:
         self.digest = codec.digest_of(self._data)
         # ids only: a lazily decoded Program decodes a graph when it is first evaluated
         self._hints = catalog_hints(ir)  # the same for every evaluation
-        self._graph_index = {gid: i for i, gid in enumerate(codec.graph_ids(ir.graphs))}
+        ids = codec.graph_ids(ir.graphs)
+        # made as frames first use each graph; the cache of what a pure function of the
+        # IR gives, so the Program stays immutable in what it answers
+        self._plans = Plans(ir.graphs, ids)
+        self._graph_index = {gid: i for i, gid in enumerate(ids)}  # last: freezes the rest
 
     def __setattr__(self, name: str, value: Any) -> None:
         if hasattr(self, "_graph_index"):
@@ -225,10 +230,12 @@ class Program:
             from .trace import TracingEvaluator
 
             evaluator: Evaluator = (
-                tracer := TracingEvaluator(self.ir, self.root, state, revision, self._hints)
+                tracer := TracingEvaluator(
+                    self.ir, self.root, state, revision, self._hints, self._plans
+                )
             )
         else:
-            evaluator = Evaluator(self.ir, self.root, state, revision, self._hints)
+            evaluator = Evaluator(self.ir, self.root, state, revision, self._hints, self._plans)
         result = evaluator.frame(index, entry)
         diagnostics = result.diagnostics
         alternatives = len(result.candidates) - 1

@@ -27,6 +27,7 @@ from .facts import MISSING, all_match, check_matches, get_fact
 if TYPE_CHECKING:
     from .evaluate import CallPath
     from .kinds import Outcome, StatusCode
+    from .plans import GraphPlan
 
 ReachKind = Literal["entry", "join", "repeat"]
 StepKind = Literal[
@@ -220,12 +221,11 @@ class TracedFrame(_Frame):
 
     ev: TracingEvaluator
 
-    def __init__(self, ev: Evaluator, graph: r.Graph, path: CallPath | None, prefix: str) -> None:
-        super().__init__(ev, graph, path, prefix)
+    def __init__(self, ev: Evaluator, plan: GraphPlan, path: CallPath | None, prefix: str) -> None:
+        super().__init__(ev, plan, path, prefix)
         assert isinstance(ev, TracingEvaluator)
         self.ev = ev
-        self.record = ev.new_frame(graph, "", path, prefix)
-        self.index_of: dict[int, int] | None = None  # id(node) -> index, for subgraph calls
+        self.record = ev.new_frame(plan.graph, "", path, prefix)
         self.repeat_edge: int | None = None  # the repeat edge being applied, in repeat_pass
 
     def start(self, start: int, entry: str) -> ChildRequest | FrameResult:
@@ -245,11 +245,9 @@ class TracedFrame(_Frame):
             how = Reach("join", matched, tuple([outcome[edges[e].source] for e in matched]))
         self.record.nodes[index] = NodeTrace(index, how, [])
 
-    def child_request(self, node: r.Node) -> ChildRequest:
-        if self.index_of is None:
-            self.index_of = {id(n): i for i, n in enumerate(self.graph.nodes)}
-        self.ev.requester = (self.record.id, self.index_of[id(node)])
-        return super().child_request(node)
+    def child_request(self, index: int) -> ChildRequest:
+        self.ev.requester = (self.record.id, index)
+        return super().child_request(index)
 
     def set_outcome(self, index: int, outcome: Outcome) -> None:
         previous = self.outcome[index]

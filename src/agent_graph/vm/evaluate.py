@@ -24,7 +24,7 @@ import heapq
 from collections import deque
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Final, TypeAlias, cast
 
 from .. import codes
 from ..canonical import (
@@ -63,34 +63,20 @@ from .state import Normalized
 MAX_ALTERNATIVE_ROUTES = 3
 
 
-class CallPath:
-    """A frame's call path as a link to its parent's: a child frame adds one segment in
-    O(1), where copying the tuple would cost the depth, and a deep chain of subgraph
-    calls would cost depth squared. The tuple is built only for the frames that need
-    it (those with candidates), once."""
-
-    __slots__ = ("_tuple", "parent", "segment")
-
-    def __init__(self, parent: CallPath | None, segment: str) -> None:
-        self.parent, self.segment = parent, segment
-        self._tuple: tuple[str, ...] | None = None
-
-    def as_tuple(self) -> tuple[str, ...]:
-        if self._tuple is None:
-            segments: list[str] = []
-            link: CallPath | None = self
-            while link is not None:
-                if link._tuple is not None:
-                    segments.extend(reversed(link._tuple))
-                    break
-                segments.append(link.segment)
-                link = link.parent
-            self._tuple = tuple(reversed(segments))
-        return self._tuple
+#: A frame's call path as a link to its parent's, ``(parent, "<graph>/<node>")``: a child
+#: frame adds one segment in O(1), where copying the tuple would cost the depth, and a
+#: deep chain of subgraph calls would cost depth squared. The tuple is built only for
+#: the frames that need it (those with candidates), once per frame.
+CallPath: TypeAlias = "tuple[CallPath | None, str]"
 
 
 def call_path_tuple(path: CallPath | None) -> tuple[str, ...]:
-    return () if path is None else path.as_tuple()
+    segments: list[str] = []
+    while path is not None:
+        path, segment = path
+        segments.append(segment)
+    segments.reverse()
+    return tuple(segments)
 
 
 #: What a suspended frame asks for: (graph index, entry, call path, state-key prefix).
@@ -416,12 +402,11 @@ class _Frame:
         self.nodes = plan.nodes
         self.path = path
         self.prefix = prefix  # frame_key(graph.id, call path) + "/", built by the parent
-        n = plan.size
-        self.outcome: list[Outcome | None] = [None] * n
-        self.reached_flag = bytearray(n)
+        self.outcome = cast("list[Outcome | None]", plan.blank.copy())
+        self.reached_flag = plan.zeros.copy()
         self.reached: list[int] = []
-        self.edge_match = bytearray(plan.edge_count)
-        self.match_count = [0] * n
+        self.edge_match = plan.edge_zeros.copy()
+        self.match_count = plan.counts.copy()
         self.dirty: set[int] = set()
         self.repeat_queue: list[int] = []  # repeat edges armed for the coming repeat pass
         self.children: dict[int, FrameResult] | None = None  # made by the first call
@@ -477,7 +462,7 @@ class _Frame:
 
     def child_request(self, index: int) -> ChildRequest:
         node = self.nodes[index]
-        path = CallPath(self.path, node[N_SEGMENT])
+        path = (self.path, node[N_SEGMENT])
         # the short part was joined by the plan: the prefix (the whole call path) is
         # copied once
         return (node[N_SUBGRAPH], node[N_ENTRY], path, self.prefix + node[N_SUFFIX])
@@ -516,7 +501,8 @@ class _Frame:
         """Begin at ``start``: the request for the first child frame (a tuple), or the
         frame's result when it calls none."""
         self.entry = entry
-        self.reach(start)
+        self.reached_flag[start] = 1  # reach, inlined: the entry
+        self.reached.append(start)
         self.need = [start]
         self.position = 0
         return self.advance()
@@ -604,6 +590,7 @@ class _Frame:
         graph, nodes, ev = self.graph, self.nodes, self.ev
         outcomes, children = self.outcome, self.children
         candidates: list[Candidate] = []
+        call_path: tuple[str, ...] | None = None  # made for the first candidate
         terminal: Outcome | None = None  # the terminals' outcome ...
         conflicting: set[Outcome] | None = None  # ... or all of them, when they differ
         for index in self.reached:
@@ -624,7 +611,8 @@ class _Frame:
                 else:
                     conflicting = (conflicting or {terminal}) | {outcome}
             elif outcomes[index] == PENDING:
-                call_path = call_path_tuple(self.path)
+                if call_path is None:
+                    call_path = call_path_tuple(self.path)
                 key = self.prefix + node[N_ID]
                 candidates.append(ev.candidate(graph, node[N_NODE], call_path, key))
         if conflicting is not None:

@@ -45,16 +45,19 @@ NodePlan = tuple[Any, ...]
 class GraphPlan:
     """One graph as its frames read it."""
 
-    __slots__ = ("edge_count", "entries", "graph", "id", "nodes", "size")
+    __slots__ = ("blank", "counts", "edge_zeros", "entries", "graph", "id", "nodes", "zeros")
 
     def __init__(self, graph: r.Graph, graph_ids: tuple[str, ...]) -> None:
         # ids, not the called graphs: a lazily decoded IR decodes a graph only when a
         # frame of it starts
         self.graph = graph
         self.id = graph.id
-        edges = graph.edges
-        self.size = len(graph.nodes)
-        self.edge_count = len(edges)
+        n = len(graph.nodes)
+        # a frame's arrays start as copies of these (copying costs half of making them)
+        self.blank: list[str | None] = [None] * n  # its nodes' outcomes
+        self.zeros = bytearray(n)  # which nodes it reached
+        self.counts = [0] * n  # each node's incoming edges that match
+        self.edge_zeros = bytearray(len(graph.edges))  # which edges match
         # the first entry of a name wins, as a scan of ``entrypoints`` finds it
         entries: dict[str, int] = {}
         for name, node_index in graph.entrypoints:

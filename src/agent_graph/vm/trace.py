@@ -188,17 +188,23 @@ class TracingEvaluator(Evaluator):
     ) -> FrameTrace:
         parent = self.requester
         self.requester = None
+        caller = self.trace.frames[parent[0]] if parent is not None else None
+        if path is None:
+            call_path: tuple[str, ...] = ()
+        elif caller is not None:  # the caller's path and one segment: no walk to the root
+            call_path = (*caller.call_path, path[1])
+        else:
+            call_path = call_path_tuple(path)
         frame = FrameTrace(
             id=len(self.trace.frames),
             graph=graph,
             graph_index=self.program.graphs.index(graph) if parent is None else -1,
             entry=entry,
-            call_path=call_path_tuple(path),
+            call_path=call_path,
             prefix=prefix,
             parent=None if parent is None else parent[0],
         )
-        if parent is not None:
-            caller = self.trace.frames[parent[0]]
+        if parent is not None and caller is not None:
             frame.graph_index = caller.graph.nodes[parent[1]].subgraph
             caller.children[parent[1]] = frame.id
         self.trace.frames.append(frame)
@@ -230,13 +236,12 @@ class TracedFrame(_Frame):
 
     def start(self, start: int, entry: str) -> ChildRequest | FrameResult:
         self.record.entry = entry
+        self.record.nodes[start] = NodeTrace(start, _ENTRY, [])  # the plain start reaches it
         return super().start(start, entry)
 
     def reach(self, index: int) -> None:
         super().reach(index)
-        if len(self.reached) == 1:
-            how = _ENTRY
-        elif self.repeat_edge is not None:
+        if self.repeat_edge is not None:  # (the entry is reached by start)
             e = self.repeat_edge
             how = Reach("repeat", (e,), (self.outcome[self.graph.edges[e].source],))
         else:  # the join pass: the incoming edges that match now (all of them for join: all)

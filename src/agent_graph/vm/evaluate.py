@@ -24,7 +24,7 @@ import heapq
 from collections import deque
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Final, TypeAlias, cast
+from typing import Any, ClassVar, Final, TypeAlias
 
 from .. import codes
 from ..canonical import (
@@ -303,8 +303,9 @@ class Evaluator:
         early = self._refused(plan.graph, entry, [], set())
         if early is not None:
             return early
-        root = self.frame_type(self, plan, None, plan.id + "/")
-        out = root.start(plan.entries[entry], entry)  # an entry _refused accepted
+        # an entry _refused accepted
+        root = self.frame_type(self, plan, None, plan.id + "/", plan.entries[entry], entry)
+        out = root.advance()
         if isinstance(out, FrameResult):  # no subgraph call: the common case, kept short
             return out
         return self._calls(root, plan.id, out)
@@ -328,10 +329,10 @@ class Evaluator:
             graph_id = plan.id
             start = -1 if graph_id in active else plan.entries.get(wanted, -1)
             if start >= 0:
-                frame = frame_type(self, plan, path, prefix)
+                frame = frame_type(self, plan, path, prefix, start, wanted)
                 frames.append(frame)
                 active.add(graph_id)
-                out = frame.start(start, wanted)
+                out = frame.advance()
             else:
                 active_ids = [f.plan.id for f in frames]
                 refused = self._refused(plan.graph, wanted, active_ids, active)
@@ -364,9 +365,8 @@ class _Frame:
 
     It reads its graph through the graph's plan (:mod:`.plans`): node fields by
     position, edges as (edge, mask, target) triples, a subgraph node's key suffix made
-    once per Program. Speed only, with the plans: 100 nested subgraph calls (the
-    "99 done" row of ``benchmarks/compare.py nested``) spend 0.39 ms in frames instead
-    of 0.49 ms.
+    once per Program. Speed only (figures in :mod:`.plans`): 0.37 ms instead of 0.48 ms
+    in the frames of 100 nested subgraph calls.
     """
 
     __slots__ = (
@@ -389,28 +389,38 @@ class _Frame:
         "reached_flag",
         "repeat_queue",
     )
-    # set by start(): the nodes being decided in this pass, and where a subgraph call
-    # stopped that pass
-    entry: str
-    need: list[int]
-    position: int
 
-    def __init__(self, ev: Evaluator, plan: GraphPlan, path: CallPath | None, prefix: str) -> None:
+    def __init__(
+        self,
+        ev: Evaluator,
+        plan: GraphPlan,
+        path: CallPath | None,
+        prefix: str,
+        start: int,
+        entry: str,
+    ) -> None:
+        """A frame that has reached ``start``, the node ``entry`` names; :meth:`advance`
+        runs it to its first child request (a tuple) or its result."""
         self.ev = ev
         self.plan = plan
         self.graph = plan.graph
         self.nodes = plan.nodes
         self.path = path
         self.prefix = prefix  # frame_key(graph.id, call path) + "/", built by the parent
-        self.outcome = cast("list[Outcome | None]", plan.blank.copy())
+        self.outcome = plan.blank.copy()
         self.reached_flag = plan.zeros.copy()
-        self.reached: list[int] = []
+        self.reached_flag[start] = 1  # reach, inlined: the entry
+        self.reached = [start]
         self.edge_match = plan.edge_zeros.copy()
         self.match_count = plan.counts.copy()
         self.dirty: set[int] = set()
         self.repeat_queue: list[int] = []  # repeat edges armed for the coming repeat pass
         self.children: dict[int, FrameResult] | None = None  # made by the first call
         self.diagnostics: list[Diagnostic] = []
+        self.entry = entry
+        # the nodes being decided in this pass, and where a subgraph call stopped it
+        self.need = [start]
+        self.position = 0
 
     def set_outcome(self, index: int, outcome: Outcome) -> None:
         """Record ``index``'s outcome and move the match bits and counts of its edges.
@@ -497,16 +507,6 @@ class _Frame:
                 self.repeat_queue = []
         self.repeat_queue = deferred
 
-    def start(self, start: int, entry: str) -> ChildRequest | FrameResult:
-        """Begin at ``start``: the request for the first child frame (a tuple), or the
-        frame's result when it calls none."""
-        self.entry = entry
-        self.reached_flag[start] = 1  # reach, inlined: the entry
-        self.reached.append(start)
-        self.need = [start]
-        self.position = 0
-        return self.advance()
-
     def resume(self, child: FrameResult) -> ChildRequest | FrameResult:
         """Go on with the result of the child frame the last request asked for."""
         index = self.need[self.position]
@@ -577,8 +577,7 @@ class _Frame:
                 if (count > 0) if node[N_JOIN_ANY] else (count == node[N_INCOMING]):
                     eligible.append(index)
             dirty.clear()
-            if len(eligible) > 1:
-                eligible.sort()
+            eligible.sort()
             for index in eligible:
                 self.reach(index)
             need = self.need = eligible
@@ -587,8 +586,7 @@ class _Frame:
                 return self.finish(self.entry)
 
     def finish(self, entry: str) -> FrameResult:
-        graph, nodes, ev = self.graph, self.nodes, self.ev
-        outcomes, children = self.outcome, self.children
+        nodes, outcomes, children = self.nodes, self.outcome, self.children
         candidates: list[Candidate] = []
         call_path: tuple[str, ...] | None = None  # made for the first candidate
         terminal: Outcome | None = None  # the terminals' outcome ...
@@ -614,15 +612,15 @@ class _Frame:
                 if call_path is None:
                     call_path = call_path_tuple(self.path)
                 key = self.prefix + node[N_ID]
-                candidates.append(ev.candidate(graph, node[N_NODE], call_path, key))
+                candidates.append(self.ev.candidate(self.graph, node[N_NODE], call_path, key))
         if conflicting is not None:
             ordered = sorted(conflicting)
             self.diagnostics.append(
                 Diagnostic(
                     codes.TERMINAL_OUTCOME_AMBIGUOUS,
-                    f"Graph {graph.id} reached terminals with conflicting outcomes: "
+                    f"Graph {self.graph.id} reached terminals with conflicting outcomes: "
                     + ", ".join(ordered),
-                    path=ev.graph_path(graph),
+                    path=self.ev.graph_path(self.graph),
                     detail={"outcomes": ordered},
                 )
             )
@@ -642,7 +640,7 @@ class _Frame:
             self.diagnostics.append(
                 Diagnostic(
                     codes.NO_ROUTE,
-                    f"Graph {graph.id} cannot reach a terminal or actionable node "
+                    f"Graph {self.graph.id} cannot reach a terminal or actionable node "
                     f"from entry {entry}",
                 )
             )

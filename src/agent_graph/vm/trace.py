@@ -227,21 +227,25 @@ class TracedFrame(_Frame):
 
     ev: TracingEvaluator
 
-    def __init__(self, ev: Evaluator, plan: GraphPlan, path: CallPath | None, prefix: str) -> None:
-        super().__init__(ev, plan, path, prefix)
+    def __init__(
+        self,
+        ev: Evaluator,
+        plan: GraphPlan,
+        path: CallPath | None,
+        prefix: str,
+        start: int,
+        entry: str,
+    ) -> None:
+        super().__init__(ev, plan, path, prefix, start, entry)
         assert isinstance(ev, TracingEvaluator)
         self.ev = ev
-        self.record = ev.new_frame(plan.graph, "", path, prefix)
+        self.record = ev.new_frame(plan.graph, entry, path, prefix)
+        self.record.nodes[start] = NodeTrace(start, _ENTRY, [])  # the plain frame reached it
         self.repeat_edge: int | None = None  # the repeat edge being applied, in repeat_pass
-
-    def start(self, start: int, entry: str) -> ChildRequest | FrameResult:
-        self.record.entry = entry
-        self.record.nodes[start] = NodeTrace(start, _ENTRY, [])  # the plain start reaches it
-        return super().start(start, entry)
 
     def reach(self, index: int) -> None:
         super().reach(index)
-        if self.repeat_edge is not None:  # (the entry is reached by start)
+        if self.repeat_edge is not None:  # (the entry is reached by __init__)
             e = self.repeat_edge
             how = Reach("repeat", (e,), (self.outcome[self.graph.edges[e].source],))
         else:  # the join pass: the incoming edges that match now (all of them for join: all)

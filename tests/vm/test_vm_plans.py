@@ -1,0 +1,67 @@
+"""Per-graph plans (``agent_graph.vm.plans``): made once per Program and graph, holding
+what the graph's records hold, and made only for the graphs a frame reaches (a lazily
+decoded Program still decodes a graph only when a frame of it starts)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_graph import compile_provider
+from agent_graph.ir import records as r
+from agent_graph.vm import load_program
+from agent_graph.vm import plans as p
+from vm.test_vm_deep_paths import DEPTH, NAME, STEP, _deep_provider
+
+
+def test_a_plan_is_made_once_and_mirrors_its_graph(tmp_path: Path) -> None:
+    prog = compile_provider(_deep_provider(tmp_path))
+    plans = prog._plans
+    assert plans.made == [None] * DEPTH  # nothing is planned before an evaluation
+    prog.evaluate(
+        NAME.format(0), "default", {"outcomes": {f"{NAME.format(0)}/{STEP}": "completed"}}
+    )
+    first = plans.of(0)
+    assert plans.of(0) is first
+    for index, graph in enumerate(prog.ir.graphs):
+        plan = plans.of(index)
+        assert plan.id == graph.id
+        assert plan.entries == dict(graph.entrypoints)
+        assert len(plan.blank) == len(plan.zeros) == len(plan.counts) == len(graph.nodes)
+        assert len(plan.edge_zeros) == len(graph.edges)
+        for node, row in zip(graph.nodes, plan.nodes, strict=True):
+            assert row[p.N_NODE] is node
+            assert (row[p.N_KIND], row[p.N_ID], row[p.N_REQUIRES]) == (
+                node.kind,
+                node.id,
+                node.requires,
+            )
+            outgoing = [(e, graph.edges[e].mask, graph.edges[e].target) for e in node.outgoing]
+            assert list(row[p.N_OUT]) == outgoing
+            assert row[p.N_INCOMING] == len(node.incoming)
+            if node.kind == r.SUBGRAPH:
+                child = prog.ir.graphs[node.subgraph].id
+                assert row[p.N_SEGMENT] == f"{graph.id}/{node.id}"
+                assert row[p.N_SUFFIX] == f"{node.id}>{child}/"
+                assert row[p.N_ENTRY] == "default"
+            if node.kind == r.TERMINAL:
+                assert row[p.N_DEFAULT] == "completed"
+                assert row[p.N_SATISFIED] is None
+
+
+def test_a_lazy_program_plans_and_decodes_only_the_frames_it_reaches(tmp_path: Path) -> None:
+    compiled = compile_provider(_deep_provider(tmp_path))
+    prog = load_program(compiled.to_bytes(), tmp_path, lazy=True)
+    root = NAME.format(0)
+    fresh = prog.evaluate(root, "default", {})
+    assert fresh.primary is not None
+    assert fresh.primary.node.id == STEP
+    # the root frame calls nothing yet: one graph planned, its callee not decoded
+    assert [plan is not None for plan in prog._plans.made] == [True] + [False] * (DEPTH - 1)
+    assert prog.ir.graphs._done[1] is None  # type: ignore[attr-defined]
+    deeper = prog.evaluate(root, "default", {"outcomes": {f"{root}/{STEP}": "completed"}})
+    assert deeper.primary is not None
+    assert deeper.primary.call_path == (f"{root}/call",)
+    assert [plan is not None for plan in prog._plans.made][:3] == [True, True, False]
+    assert deeper == compiled.evaluate(
+        root, "default", {"outcomes": {f"{root}/{STEP}": "completed"}}
+    )

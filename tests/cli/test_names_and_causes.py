@@ -322,3 +322,12 @@ def test_a_graph_test_naming_a_missing_graph_is_placed_relative_with_a_guess(
     )
     error = error_of(["test", "tests"], capsys)
     assert error["message"] == "Provider example.weekly-report has no graph reprt"
+
+
+def test_one_suggester_for_every_lookup() -> None:
+    from agent_graph.spelling import closest, did_you_mean
+
+    assert did_you_mean("drat", ["draft", "approve"]) == "; did you mean draft?"
+    assert did_you_mean("zzzz", ["draft", "approve"]) == ""
+    assert closest(3, ["3"]) is None  # a name that is no string suggests nothing
+    assert closest("a", []) is None

@@ -25,12 +25,13 @@ import agent_graph
 from tree_support import write_tree as _write
 
 PACKAGE = Path(agent_graph.__file__).resolve().parent
-BASE = {"codes", "errors", "canonical", "protocol", "frozen", "collector"}
+BASE = {"codes", "errors", "canonical", "protocol", "frozen", "collector", "spelling"}
 
 #: part -> the parts it may import (its own modules always).
 ALLOWED: dict[str, set[str]] = {
     "protocol": set(),
     "codes": set(),  # the constants of every error code, which every part spells codes with
+    "spelling": set(),  # did-you-mean: the known name a mistyped one most likely means
     "collector": set(),  # pausing the cyclic garbage collector while big structures are built
     "frozen": set(),  # frozen records and cached generated code
     "errors": {"frozen"},

@@ -194,6 +194,7 @@ def _reach(
     from ..testing.reach_case import reach_document, reach_lines, write_reach_case
     from ..vm.state import normalize
     from .render import emit
+
     entry = local.get("entry")
     program, selected, _, data = _selected(opts, graph, local, every_entry=entry is None)
     given = normalize(data.routing_state())

@@ -21,6 +21,7 @@ from typing import Any, Final, TextIO
 
 from .. import codes
 from ..errors import AgentGraphError, Diagnostic
+from ..spelling import closest
 from .colour import paint
 
 FORMATS = ("human", "json")
@@ -222,9 +223,6 @@ def refuse_missing_entry(doc: dict[str, Any], entries: Sequence[str] = ()) -> No
         return
     for diagnostic in doc["diagnostics"]:
         if diagnostic["code"] == codes.ENTRY_MISSING:
-            import difflib  # a failure's path only
-
-            entry = diagnostic["message"].rsplit(" ", 1)[-1]
-            close = difflib.get_close_matches(entry, list(entries), n=1)
-            hint = f"did you mean {close[0]}?" if close else None
+            close = closest(diagnostic["message"].rsplit(" ", 1)[-1], entries)
+            hint = f"did you mean {close}?" if close else None
             raise AgentGraphError(codes.ENTRY_MISSING, diagnostic["message"], hint=hint)

@@ -8,6 +8,7 @@ import re
 from .. import codes
 from ..errors import AgentGraphError
 from ..ir import records as r
+from ..spelling import did_you_mean
 from ..vm import Program
 from ..vm.locations import Location, locate_resource
 
@@ -53,15 +54,8 @@ def find_resource(program: Program, id_or_path: str) -> r.Resource:
     raise AgentGraphError(
         codes.RESOURCE_MISSING,
         f"Provider {program.provider_id} has no resource {id_or_path}"
-        + _did_you_mean(id_or_path, known),
+        + did_you_mean(id_or_path, known),
     )
-
-
-def _did_you_mean(name: str, known: list[str]) -> str:
-    import difflib  # a failure's path only
-
-    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-    return f"; did you mean {close[0]}?" if close else ""
 
 
 def locate(program: Program, id_or_path: str) -> Location:

@@ -17,6 +17,7 @@ from ..errors import AgentGraphError, Diagnostic
 from ..frozen import field, record
 from ..ir import codec
 from ..ir import records as r
+from ..spelling import closest, did_you_mean
 from .evaluate import (
     MAX_ALTERNATIVE_ROUTES,
     Candidate,
@@ -166,13 +167,11 @@ class Program:
         return self.ir.graphs[index]
 
     def _graph_missing(self, graph_id: str) -> AgentGraphError:
-        import difflib  # a failure's path only
-
-        close = difflib.get_close_matches(graph_id, list(self._graph_index), n=1)
+        close = closest(graph_id, self._graph_index)
         return AgentGraphError(
             codes.GRAPH_MISSING,
             f"Provider {self.ir.provider_id} has no graph {graph_id}",
-            hint=f"did you mean {close[0]}?" if close else None,
+            hint=f"did you mean {close}?" if close else None,
         )
 
     @property
@@ -192,13 +191,10 @@ class Program:
 
         entry = next((e for e in self.codes() if e.code == code), None)
         if entry is None:
-            import difflib  # a failure's path only
-
-            close = difflib.get_close_matches(code, [e.code for e in self.codes()], n=1)
             raise AgentGraphError(
                 codes.CODE_MISSING,
                 f"Provider {self.ir.provider_id} has no catalog entry for {code}"
-                + (f"; did you mean {close[0]}?" if close else ""),
+                + did_you_mean(code, (e.code for e in self.codes())),
             )
         document = None
         if entry.document != r.NONE:

@@ -15,6 +15,7 @@ from typing import Final
 
 from ... import codes
 from ...frozen import record
+from ...spelling import closest
 from .findings import Findings
 
 
@@ -93,16 +94,14 @@ class PackageFiles:
     def _near(self, segments: list[str]) -> str:
         """``; did you mean references/x.md?``: the closest regular file in the folder the
         path names (only when that folder exists; a failure's path, so listing is fine)."""
-        import difflib
-
         folder = self.root.joinpath(*segments[:-1])
         try:
             with os.scandir(folder) as entries:
                 names = [entry.name for entry in entries if entry.is_file()]
         except OSError:
             return ""
-        close = difflib.get_close_matches(segments[-1], names, n=1, cutoff=0.6)
-        return f"; did you mean {'/'.join([*segments[:-1], close[0]])}?" if close else ""
+        close = closest(segments[-1], names)
+        return f"; did you mean {'/'.join([*segments[:-1], close])}?" if close else ""
 
 
 #: What ``Path.is_file`` takes for "no such file" rather than an error to raise.

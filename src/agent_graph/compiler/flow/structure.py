@@ -16,6 +16,7 @@ from typing import Final
 
 from ... import codes
 from ...frozen import field, slotted
+from ...spelling import closest
 from . import actions as act
 from .document import Document, Section
 from .findings import Findings
@@ -688,12 +689,10 @@ class _Checker:
 
 
 def _undeclared(ref: str, decls: Mapping[str, Decl]) -> str:
-    import difflib  # a broken edge's path only
-
-    close = difflib.get_close_matches(ref, list(decls), n=1, cutoff=0.6)
+    close = closest(ref, decls)
     shape = f"declare it once with its shape, as {ref}[Node name]"
     if close:
-        return f"{ref!r} is not declared; did you mean {close[0]}? (or {shape})"
+        return f"{ref!r} is not declared; did you mean {close}? (or {shape})"
     return f"{ref!r} is not declared; {shape}"
 
 

@@ -30,6 +30,7 @@ from typing import Any
 from agent_graph import codes
 from agent_graph.documents.sourcemap import Document, join_pointer, positioned
 from agent_graph.errors import Diagnostic, Problem, ProblemSink
+from agent_graph.spelling import did_you_mean
 
 # DFS colours: a node is absent (unseen), on the current trail, or finished.
 _ON_TRAIL = 1
@@ -180,7 +181,7 @@ def check_graph(
             report(
                 codes.GRAPH_ENTRY_MISSING,
                 f"Graph {gid} entry {entry} targets missing node {target}"
-                + _did_you_mean(target, first_seen),
+                + did_you_mean(target, first_seen),
                 join_pointer("/entrypoints", entry),
             )
 
@@ -203,7 +204,7 @@ def check_graph(
             report(
                 codes.GRAPH_EDGE_NODE_MISSING,
                 f"Graph {gid} edge {source} -> {target} references a missing node"
-                + _did_you_mean(missing, first_seen),
+                + did_you_mean(missing, first_seen),
                 f"/edges/{index}",
             )
             continue
@@ -254,18 +255,9 @@ def _awaited_terminals(
         target = edge["to"]
         if index in skipped or edge["from"] not in known or target in known or target in entered:
             continue
-        if isinstance(target, str) and not _did_you_mean(target, known):
+        if isinstance(target, str) and not did_you_mean(target, known):
             found[target] = None
     return list(found)
-
-
-def _did_you_mean(name: Any, known: Iterable[str]) -> str:
-    import difflib
-
-    if not isinstance(name, str):
-        return ""
-    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]}?" if close else ""
 
 
 def _unreachable(

@@ -20,6 +20,7 @@ from ...documents import schema
 from ...documents.paths import Origin, contained_file, portable
 from ...documents.sources import read_markdown, read_structured
 from ...errors import AgentGraphError, Diagnostic
+from ...spelling import did_you_mean
 from .model import LoadedResource, ResourceProtocol
 
 STATIC_KINDS = ("procedure", "diagnostic", "template", "schema", "skill")
@@ -91,13 +92,10 @@ def load_resource(
             f"Resource {path} must declare string id, kind, and media-type; {said}",
         )
     if kind not in STATIC_KINDS:
-        import difflib  # a failure's path only
-
-        close = difflib.get_close_matches(kind, list(STATIC_KINDS), n=1, cutoff=0.6)
         raise here.at("/kind").fail(
             codes.RESOURCE_KIND_INVALID,
             f"Static resource {path} has unsupported kind: {kind}"
-            + (f"; did you mean {close[0]}?" if close else ""),
+            + did_you_mean(kind, STATIC_KINDS),
         )
     return LoadedResource(rid, kind, media, "markdown", path, rel, path, doc)
 

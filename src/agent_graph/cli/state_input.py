@@ -63,19 +63,13 @@ def outcome_values(value: Any) -> dict[str, str]:
     outcomes = object_value(value, "outcomes")
     for node, outcome in outcomes.items():
         if not isinstance(outcome, str) or outcome not in OUTCOMES:
+            from ..runs.document import nearest_outcome  # a failure's path only
+
             raise AgentGraphError(
                 codes.OUTCOME_INVALID,
-                f"Outcome for {node} is invalid: {_js_json(outcome)}" + _nearest_outcome(outcome),
+                f"Outcome for {node} is invalid: {_js_json(outcome)}" + nearest_outcome(outcome),
             )
     return outcomes
-
-
-def _nearest_outcome(outcome: Any) -> str:
-    """``; did you mean completed?`` for a misspelled outcome, else ``""``."""
-    from ..documents.schema_findings import closest_member
-
-    near = closest_member(outcome, OUTCOMES) if isinstance(outcome, str) else None
-    return f"; did you mean {near}?" if near is not None else ""
 
 
 def receipts_value(text: str) -> dict[str, Any]:

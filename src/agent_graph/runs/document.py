@@ -231,12 +231,13 @@ def check_outcome(outcome: Any) -> str:
         raise AgentGraphError(
             codes.OUTCOME_INVALID,
             f"Unsupported outcome: {shown} (expected one of: {', '.join(OUTCOMES)})"
-            + _nearest(outcome),
+            + nearest_outcome(outcome),
         )
     return outcome
 
 
-def _nearest(outcome: Any) -> str:
+def nearest_outcome(outcome: Any) -> str:
+    """``; did you mean completed?`` for a misspelled outcome (case too), else ``""``."""
     from ..documents.schema_findings import closest_member  # a failure's path only
 
     near = closest_member(outcome, OUTCOMES) if isinstance(outcome, str) else None

@@ -131,6 +131,42 @@ def test_many_ascii_keys_sort_as_the_collation_keys_sort(keys: list[str], prefix
     assert canonical._sorted_keys(tuple(keys)) == _collation_order(keys)
 
 
+_KEY_TEXT = st.text(alphabet=st.sampled_from('aAbB/>1_"\\ \té'), max_size=8)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_KEY_TEXT, min_size=65, max_size=120, unique=True), st.booleans())
+def test_a_states_outcomes_are_written_as_the_general_walk_writes_them(
+    keys: list[str], again: bool
+) -> None:
+    # the revision's outcomes path keeps each key's ranks; quotes, backslashes, tabs,
+    # digits-only keys and non-ASCII take the general path, with the same text
+    outcomes = {key: ("completed" if i % 2 else 'fail"ed') for i, key in enumerate(keys)}
+    if again:  # the second time every key's ranks come from the memo
+        canonical.canonical_string_parts(outcomes)
+    text = "".join(canonical.canonical_string_parts(outcomes))
+    assert text == canonical.canonical_text(outcomes)
+    assert list(json.loads(text)) == list(_collation_order(keys))
+
+
+def test_many_outcomes_in_every_case_are_written_in_collation_order() -> None:
+    # equal primaries (the same letters in other cases) fall to the tertiary ranks
+    keys = [f"{a}{b}/s" for a in "aAbB" for b in "cCdD"] + [f"n{i}" for i in range(60)]
+    keys += ['x"y', "back\\slash", "12", "ü"]
+    # every key; then quotes and backslashes without the digits and the ü (the fast
+    # path writes them escaped); then plain keys only
+    for state in (
+        dict.fromkeys(keys, "completed"),
+        dict.fromkeys(keys[:-2], "completed"),
+        dict.fromkeys(keys[:-4], "completed"),
+    ):
+        text = "".join(canonical.canonical_string_parts(state))
+        assert text == canonical.canonical_text(state)
+        assert list(json.loads(text)) == list(_collation_order(list(state)))
+        assert "".join(canonical.canonical_string_parts(state)) == text  # from the memo
+
+
 def test_a_key_outside_printable_ascii_keeps_the_collation_sort() -> None:
     keys = [f"k{i}" for i in range(80)] + ["é", "tab\there", "K5", "k5", "7"]
     assert canonical._sorted_keys(tuple(keys)) == _collation_order(keys)
@@ -149,16 +185,26 @@ def test_keys_equal_but_for_case_sort_by_their_tertiary_ranks(keys: list[str]) -
 def test_the_memo_tables_stay_within_their_budget() -> None:
     # a deep state's keys run to thousands of characters: kept by count alone, a host's
     # stream of new deep states would hold them for as long as the process lives
-    memos = (canonical._COLLATION_KEYS, canonical._MEMBER_HEADS, canonical._ORDERS)
+    memos = (
+        canonical._COLLATION_KEYS,
+        canonical._MEMBER_HEADS,
+        canonical._ORDERS,
+        canonical._PRIMARIES,
+    )
     for memo in memos:
         memo.cache_clear()
     prefix = "d0/call>" * 600
     for state in range(400):  # 400 states x 40 keys of ~4,800 characters: 77 M characters
         keys = [f"{prefix}{state}/d{i}/s" for i in range(40)]
         canonical.canonical_text(dict.fromkeys(keys, "completed"))
+        # and a state's outcomes as a revision writes them: more keys than are ordered
+        # by the key-set cache, weighed one by one (kept in _PRIMARIES)
+        many = [f"{prefix}{state}/m{i}/s" for i in range(80)]
+        canonical.canonical_string_parts(dict.fromkeys(many, "completed"))
     for memo in memos:
         assert 0 < memo.size <= memo.budget
-        assert memo.size == sum(size for _, size in memo.entries.values())
+        assert memo.size == sum(memo.sizes.values())
+        assert memo.sizes.keys() == memo.entries.keys()
     canonical.canonical_text({"a": 1, "b": 2})
     assert canonical._ORDERS.get(("a", "b")) is not None  # short key sets are kept
     huge = tuple(f"{prefix * 60}{i}" for i in range(2))  # over an eighth of the budget

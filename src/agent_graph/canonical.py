@@ -322,37 +322,15 @@ def _ascii_tertiary(s: str) -> bytes:
 
 def _rank_order(keys: list[str]) -> list[str] | None:
     """``keys`` (printable ASCII) in :func:`locale_sort_key` order, stably, from rank keys
-    in a fraction of the time; None when a key is not printable ASCII."""
-    primaries = list(map(_ascii_primary, keys))
-    if None in primaries:
-        return None
-    ranked = cast("list[bytes]", primaries)
-    order = sorted(range(len(keys)), key=ranked.__getitem__)  # stable, as sort is
-    start = 0
-    while start < len(order):  # runs of equal primaries: by tertiary ranks
-        end = start + 1
-        while end < len(order) and ranked[order[end]] == ranked[order[start]]:
-            end += 1
-        if end - start > 1:
-            order[start:end] = sorted(order[start:end], key=lambda at: _ascii_tertiary(keys[at]))
-        start = end
-    return [keys[at] for at in order]
-
-
-def _plain_many(keys: list[str]) -> list[str] | None:
-    """Many keys (a routing state's outcomes) in :func:`_sorted_keys` order, when every
-    one is a printable ASCII ``str`` and none an array index; None otherwise (the caller
-    takes the general path).
+    in a fraction of the time; None when a key is not printable ASCII.
 
     Each key's primary ranks are kept (:data:`_PRIMARIES`) and looked up in one C-level
     pass: a host evaluates one state after another with mostly the same keys, and
     weighing a deep call path's keys afresh is a ``bytes.translate`` over all their
     characters each time. The revision of 100 nested subgraph calls orders and writes
-    its 45 KB of outcomes in 99 µs without the memo, about 25 µs with it
+    its 45 KB of outcomes in 99 µs without the memo, about 30 µs with it
     (``benchmarks/compare.py nested``).
     """
-    if set(map(type, keys)) != {str} or any(map(str.isdigit, keys)):
-        return None  # an array index (digits only) is hoisted; str subclasses are coerced
     primaries = _PRIMARIES.kept_all(keys, _kept_primary)
     if _NOT_PRINTABLE in primaries:
         return None
@@ -529,6 +507,11 @@ def _sorted_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
     Only all-str tuples get through (else ``_NonStringKey``), which also keeps
     1, True and "1" from colliding in the cache.
     """
+    if len(keys) > _MANY_KEYS and set(map(type, keys)) == {str} and not any(map(str.isdigit, keys)):
+        # no array index among them (those are digits only): no per-key step
+        ordered = _rank_order(list(keys))
+        if ordered is not None:
+            return tuple(ordered)
     index: list[str] = []
     rest: list[str] = []
     for k in keys:
@@ -554,20 +537,16 @@ _MANY_KEYS = 64
 def _order(keys: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Keys in output order and the JSON text that opens each member."""
     ordered = _sorted_keys(keys)
-    heads = tuple(map(_member_head, ordered))
+    heads = tuple(_MEMBER_HEADS.kept_all(list(ordered), _written_head))
     return ordered, (heads[0][1:], *heads[1:]) if heads else heads
 
 
 _MEMBER_HEADS = _Memo(_MEMO_BUDGET)
 
 
-def _member_head(key: str) -> str:
-    """The JSON text that opens a member after the first: ``,``, the key, ``:`` (kept, as
-    :func:`locale_sort_key` is)."""
-    return _MEMBER_HEADS.kept(key, _written_head)
-
-
 def _written_head(key: str) -> str:
+    """The JSON text that opens a member after the first: ``,``, the key, ``:`` (kept in
+    :data:`_MEMBER_HEADS`, as collation keys are)."""
     if len(key) > 64 and key.isascii():  # a long state key: one C pass finds nothing to escape
         data = key.encode("ascii")
         if len(data.translate(None, _ESCAPED_BYTES)) == len(data):
@@ -889,14 +868,7 @@ def canonical_string_parts(obj: Mapping[str, str]) -> list[str]:
     being copied into one text (see :func:`digest_canonical_texts`)."""
     if not obj:
         return ["{}"]
-    plain = _plain_many(list(obj)) if len(obj) > _MANY_KEYS else None
-    ordered: Iterable[str]
-    heads: Iterable[str]
-    if plain is None:
-        ordered, heads = _order_any(tuple(obj))
-    else:
-        ordered, heads = plain, _MEMBER_HEADS.kept_all(plain, _written_head)
-        heads[0] = heads[0][1:]
+    ordered, heads = _order_any(tuple(obj))
     parts = ["{"]
     values = map(_enc, map(obj.__getitem__, ordered))
     parts.extend(chain.from_iterable(zip(heads, values, strict=True)))

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -209,3 +211,25 @@ def test_the_dry_run_command_of_flow_runs_md_runs_as_written(tmp_path: Path) -> 
     assert done.stdout.startswith("Dry run of Flow ship-release: nothing is run")
     assert '  child task: "Preflight for release <content of notes>"' in done.stdout
     assert tree(tmp_path) == before
+
+
+def test_a_large_flow_lists_each_step_once_in_graph_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 1,500 steps, a fork every ten, each Agent step also routed to finish: the plan
+    # meets every node by several routes and must still list it once, where BFS first
+    # reaches it (the generator declares nodes in that order)
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import flow_bench
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    pkg = flow_bench.write_flow(tmp_path, 1500)
+    declared = re.findall(r"--> *(?:\|[^|]*\| *)?(\w+)\[", (pkg / "FLOW.md").read_text())
+    code, out, err = dry([str(pkg), "--task", "t", "--format", "json"], capsys)
+    assert code == 0, err
+    steps = json.loads(out)["steps"]
+    assert [step["node"] for step in steps] == list(dict.fromkeys(declared))
+    assert len(steps) == len(set(declared)) > 1400
+    join = next(step for step in steps if step["node"] == "j9")
+    assert join["input"]["from"] == [{"node": "n8", "result": "next"}]  # once, not per branch

@@ -36,13 +36,13 @@ def placeholder(refs: list[str]) -> str:
 
 def graph_order(flow: r.Flow) -> list[int]:
     """Node indexes breadth first from the start; a fork's branches, then its join."""
-    seen: list[int] = []
+    seen: dict[int, None] = {}  # ordered, with O(1) membership: a wide Flow stays linear
     queue = deque([flow.start])
     while queue:
         index = queue.popleft()
         if index in seen:
             continue
-        seen.append(index)
+        seen[index] = None
         for route in flow.nodes[index].routes:
             if route.node != -1:
                 queue.append(route.node)
@@ -50,13 +50,13 @@ def graph_order(flow: r.Flow) -> list[int]:
                 fork = flow.forks[route.fork]
                 queue.extend([*fork.branches, fork.join])
     # the checker allows no unreachable node; should one get in, it is still shown
-    return seen + [i for i in range(len(flow.nodes)) if i not in seen]
+    return [*seen, *(i for i in range(len(flow.nodes)) if i not in seen)]
 
 
 def sources(flow: r.Flow) -> dict[int, list[tuple[str, str]]]:
     """Node index -> the ``(node ref, result)`` pairs whose content it receives: a fork's
     branches and its join receive what entered the fork (the round's input)."""
-    into: dict[int, list[tuple[str, str]]] = {i: [] for i in range(len(flow.nodes))}
+    into: dict[int, dict[tuple[str, str], None]] = {i: {} for i in range(len(flow.nodes))}
     for node in flow.nodes:
         if node.branch_of != -1:
             continue  # a branch's content reaches its join as a branch slot, not as input
@@ -68,10 +68,8 @@ def sources(flow: r.Flow) -> dict[int, list[tuple[str, str]]]:
                 fork = flow.forks[route.fork]
                 targets = [*fork.branches, fork.join]
             for target in targets:
-                pair = (node.ref, route.result)
-                if pair not in into[target]:
-                    into[target].append(pair)
-    return into
+                into[target][(node.ref, route.result)] = None  # first arrival keeps its place
+    return {target: list(pairs) for target, pairs in into.items()}
 
 
 def _next(flow: r.Flow, node: r.Node) -> list[dict[str, str]]:

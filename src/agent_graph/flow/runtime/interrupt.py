@@ -89,35 +89,34 @@ class Stop:
 
 def _child_groups() -> list[int]:
     """Direct children of this process that lead their own process group."""
-    me = os.getpid()
-    found = []
+    me = str(os.getpid()).encode()
     try:
         entries = os.listdir("/proc")
     except OSError:
         return []
+    found = []
     for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        # fields: state ppid pgrp …
-        if len(fields) >= 3 and fields[1] == str(me).encode() and fields[2] == entry.encode():
-            found.append(int(entry))
+        if entry.isdigit():
+            fields = _stat_fields(entry)
+            if len(fields) >= 3 and fields[1] == me and fields[2] == entry.encode():
+                found.append(int(entry))
     return found
 
 
 def _leads_group(pid: str) -> bool:
+    fields = _stat_fields(pid)
+    return len(fields) >= 3 and fields[2] == pid.encode()
+
+
+def _stat_fields(pid: str) -> list[bytes]:
+    """``/proc/PID/stat`` after the command name: state, ppid, pgrp, …; empty when the
+    process is gone (the name is cut at its last ``)``, since it may hold spaces)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             stat = handle.read()
     except OSError:
-        return False
-    fields = stat[stat.rfind(b")") + 2 :].split()
-    return len(fields) >= 3 and fields[2] == pid.encode()
+        return []
+    return stat[stat.rfind(b")") + 2 :].split()
 
 
 def _signal_groups(groups: Callable[[], list[int]], signum: int) -> None:

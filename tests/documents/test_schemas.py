@@ -726,6 +726,62 @@ VALID: dict[str, list[Doc]] = {
             ],
         }
     ],
+    "reach": [
+        {
+            "schema": "agent-graph.reach.v1",
+            "graph": "report",
+            "entry": "default",
+            "node": "report/publish",
+            "kind": "action",
+            "status": "reached",
+            "explored": 4,
+            "limit": 5000,
+            "size": 2,
+            "added": 1,
+            "state": {
+                "facts": {"report": {"digest": True}},
+                "outcomes": {"report/draft": "completed"},
+                "authorities": ["lead"],
+            },
+            "path": [
+                {
+                    "node": "report/draft",
+                    "adds": "outcome",
+                    "recorded": "completed",
+                    "outcome": "completed",
+                },
+                {
+                    "node": "report/approve",
+                    "adds": "facts",
+                    "facts": {"report.approved": True},
+                    "outcome": None,
+                },
+                {
+                    "node": "report/sign",
+                    "adds": "authority",
+                    "authority": "lead",
+                    "outcome": "completed",
+                },
+            ],
+            "evaluation": {
+                "statusCode": "actionable",
+                "revision": "sha256:" + "0" * 64,
+            },
+            "test": "tests/reach-publish.yaml",
+        },
+        {
+            "schema": "agent-graph.reach.v1",
+            "graph": "report",
+            "entry": "default",
+            "node": "report/never",
+            "kind": "terminal",
+            "status": "unreachable",
+            "explored": 0,
+            "limit": 5000,
+            "reason": "no edge leads to it",
+            "test": None,
+        },
+    ],
     "inspect": [
         {
             "schema": "agent-graph.inspect.v1",
@@ -820,7 +876,7 @@ def test_schema_names_are_the_packaged_files() -> None:
     assert list(S.SCHEMA_NAMES) == files
     assert list(S.SCHEMA_NAMES) == sorted(S.SCHEMA_NAMES)
     assert set(VALID) == set(S.SCHEMA_NAMES)
-    assert len(S.SCHEMA_NAMES) == 26
+    assert len(S.SCHEMA_NAMES) == 27
 
 
 @pytest.mark.parametrize("name", S.SCHEMA_NAMES)

@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 
 from agent_graph import compile_provider
+from agent_graph.documents.schema import validate
 from agent_graph.testing import run_tests
 from agent_graph.testing.reach import DEFAULT_LIMIT, State, reach
-from agent_graph.testing.reach_case import write_reach_case
+from agent_graph.testing.reach_case import reach_document, write_reach_case
 from cli_support import error_of, run
 from tree_support import write_tree
 
@@ -39,6 +40,14 @@ def _nodes() -> list[tuple[Path, str, str]]:
 
 
 NODES = _nodes()
+
+
+def conforming(out: str) -> dict[str, Any]:
+    """The ``--format json`` answer, checked against ``reach.schema.json``."""
+    doc: dict[str, Any] = json.loads(out)
+    assert validate("reach", doc, path="reach.json") is None
+    assert doc["schema"] == "agent-graph.reach.v1"
+    return doc
 
 
 def test_the_examples_have_nodes_of_every_kind_to_reach() -> None:
@@ -73,6 +82,7 @@ def test_every_example_node_is_reached_and_its_test_passes(
     written = write_reach_case(program, answer, tmp_path / "case.yaml")
     (result,) = run_tests(program, written)
     assert result.passed, result.failures
+    conforming(json.dumps({**reach_document(answer), "test": str(written)}))
 
 
 @pytest.mark.parametrize(
@@ -180,7 +190,8 @@ def test_a_node_in_a_called_graph_is_named_by_its_state_key(
         capsys,
     )  # fmt: skip
     assert code == 0, err
-    doc = json.loads(out)
+    doc = conforming(out)
+    assert doc["test"] == str(target)
     assert doc["evaluation"]["primaryRoute"]["node"] == "publish"
     case = json.loads(target.read_text(encoding="utf-8"))
     assert case["expect"]["recordNode"] == "train/ship>ship/publish"
@@ -244,7 +255,7 @@ def test_the_search_bound_is_said(capsys: pytest.CaptureFixture[str]) -> None:
         capsys,
     )  # fmt: skip
     assert code == 1
-    doc = json.loads(out)
+    doc = conforming(out)
     assert (doc["status"], doc["explored"], doc["limit"]) == ("bound", 20, 20)
     assert "search bound was hit" in doc["reason"]
     assert "state" not in doc
@@ -343,7 +354,7 @@ def test_a_join_no_state_meets_is_the_reason(
         capsys,
     )  # fmt: skip
     assert code == 1
-    doc = json.loads(out)
+    doc = conforming(out)
     assert doc["status"] == "unreachable"
     assert doc["reason"].startswith("from entry default, it is never reached: its join needs all")
     assert "start → both-ways on completed" in doc["reason"]
@@ -385,7 +396,7 @@ def test_every_entry_says_why(stuck: str, capsys: pytest.CaptureFixture[str]) ->
     args = ["explain", "stuck", "--reach", "contradiction", "-m", stuck, "--format", "json"]
     code, out, _ = run(args, capsys)
     assert code == 1
-    assert json.loads(out)["reason"] == (
+    assert conforming(out)["reason"] == (
         "from entry default, its requiresFacts (flag exists and flag is absent) cannot all "
         "hold; from entry other, it is never reached: its join needs all of: "
         "start → contradiction on completed (start is unreached)"
@@ -396,7 +407,7 @@ def test_a_node_no_edge_leads_to_is_said(capsys: pytest.CaptureFixture[str]) -> 
     args = ["explain", "verify", "--reach", "smoke-test", "--entry", "default", "-m", TRAIN]
     code, out, _ = run([*args, "--format", "json"], capsys)
     assert code == 1
-    assert json.loads(out)["reason"] == (
+    assert conforming(out)["reason"] == (
         "from entry default, it is never reached: no edge leads to it and it is not this "
         "entry's start"
     )

@@ -50,7 +50,7 @@ SCHEMA_NAMES: tuple[str, ...] = tuple(
         host-action-result
         inspect materialization mcp-config provider resource resource-location.file
         resource-location.graph-action resource-location.host-action resource-read-receipts
-        resource.file resource.graph-action resource.host-action route run skill-binding
+        reach resource.file resource.graph-action resource.host-action route run skill-binding
         test-case
         """.split()  # noqa: SIM905
     )

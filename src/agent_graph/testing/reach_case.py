@@ -12,11 +12,14 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from .. import codes
 from ..errors import AgentGraphError
 from .discovery import TEST_SCHEMA
+
+#: The ``--format json`` document's schema (``reach.schema.json``).
+REACH_SCHEMA: Final = "agent-graph.reach.v1"
 
 if TYPE_CHECKING:
     from ..vm import Program
@@ -26,9 +29,10 @@ _PLAIN_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\Z")
 
 
 def reach_document(answer: ReachAnswer) -> dict[str, Any]:
-    """The ``--format json`` document."""
+    """The ``--format json`` document (``agent-graph.reach.v1``)."""
     target = answer.target
     out: dict[str, Any] = {
+        "schema": REACH_SCHEMA,
         "graph": target.root,
         "entry": answer.entry,
         "node": target.key,

@@ -56,11 +56,32 @@ def _deep_state(done: int) -> dict[str, Any]:
     return {"outcomes": outcomes}
 
 
+def nested_jobs(root: Path) -> list[dict[str, Any]]:
+    """The four cases of 100 nested subgraph calls (issue 29: agc at most the reference
+    SDK's time on each); the quick benchmark checks them too when a reference is built."""
+    deep = nested_deep(root / "deep", 300)  # 100 nested subgraph calls
+    cases = [("fresh", _deep_state(0), 300), ("half done", _deep_state(50), 50)]
+    cases.append(("all done", _deep_state(100), 50))
+    # the quick benchmark's nested-growth pair: every frame done but the deepest
+    cases.append(("99 done", deep.state, 100))
+    return [
+        {
+            "name": f"100 nested subgraphs, {name}",
+            "manifest": str(deep.manifest),
+            "graph": "d0",
+            "entry": "default",
+            "states": [state],
+            "repeats": repeats,
+            "load": False,
+        }
+        for name, state, repeats in cases
+    ]
+
+
 def _jobs(root: Path) -> list[dict[str, Any]]:
     long = chain(root / "chain", 1000)
     half = {"facts": {"done": {f"n{i}": True for i in range(499)}}}
     tiny = chain(root / "tiny", 2)
-    deep = nested_deep(root / "deep", 300)  # 100 nested subgraph calls
     deeper = nested_deep(root / "deeper", 3000)  # 1,000
     jobs = [
         {
@@ -77,35 +98,7 @@ def _jobs(root: Path) -> list[dict[str, Any]]:
             "states": [{}, {"outcomes": {"chain/n0": "completed"}}],
             "repeats": 300,
         },
-        {
-            "name": "100 nested subgraphs, fresh",
-            "manifest": deep.manifest,
-            "graph": "d0",
-            "states": [_deep_state(0)],
-            "repeats": 300,
-        },
-        {
-            "name": "100 nested subgraphs, half done",
-            "manifest": deep.manifest,
-            "graph": "d0",
-            "states": [_deep_state(50)],
-            "repeats": 50,
-        },
-        {
-            "name": "100 nested subgraphs, all done",
-            "manifest": deep.manifest,
-            "graph": "d0",
-            "states": [_deep_state(100)],
-            "repeats": 50,
-        },
-        # the quick benchmark's nested-growth pair: every frame done but the deepest
-        {
-            "name": "100 nested subgraphs, 99 done",
-            "manifest": deep.manifest,
-            "graph": "d0",
-            "states": [deep.state],
-            "repeats": 100,
-        },
+        *nested_jobs(root),
         {
             "name": "1,000 nested subgraphs, 999 done",
             "manifest": deeper.manifest,
@@ -174,7 +167,7 @@ def _time_job(job: dict[str, Any], program: Program) -> dict[str, Any]:
     return {"evaluate": evaluate, "load": load}
 
 
-class _Reference:
+class Reference:
     """The reference SDK in one ``node`` process, timing one job per request; killed
     when the whole comparison outlasts ``limit`` seconds."""
 
@@ -227,7 +220,7 @@ def _measure(reference: Path, jobs: list[dict[str, Any]]) -> tuple[dict[str, Any
     programs = {job["manifest"]: compile_provider(job["manifest"]) for job in jobs}
     theirs: dict[str, Any] = {}
     ours: dict[str, Any] = {}
-    node = _Reference(reference, 1800)
+    node = Reference(reference, 1800)
     try:
         for _ in range(ROUNDS):
             for job in jobs:

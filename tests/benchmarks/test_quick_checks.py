@@ -11,6 +11,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -107,3 +109,32 @@ def test_a_regression_stays_over_when_measured_again() -> None:
 
     found = quick.run_checks(lambda line: None, [("regressed", regressed)])
     assert [c.ok for c in found] == [False]
+
+
+def test_without_a_built_reference_the_comparison_says_it_is_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("AGC_REFERENCE_DIR", str(tmp_path))  # no dist/index.js there
+    assert quick.nested_against_reference(quick.Context(tmp_path)) == []
+    assert "skip nested subgraphs against the reference SDK" in capsys.readouterr().out
+
+
+REFERENCE = os.environ.get("AGC_REFERENCE_DIR", "")
+
+
+@pytest.mark.slow
+@pytest.mark.reference
+@pytest.mark.skipif(
+    not (REFERENCE and (Path(REFERENCE) / "dist" / "index.js").is_file() and shutil.which("node")),
+    reason="reference not built (AGC_REFERENCE_DIR)",
+)
+def test_the_nested_cases_are_timed_against_the_reference_sdk(tmp_path: Path) -> None:
+    found = quick.nested_against_reference(quick.Context(tmp_path))
+    assert [c.name.split(":")[0] for c in found] == [
+        f"100 nested subgraphs, {case}" for case in ("fresh", "half done", "all done", "99 done")
+    ]
+    for check in found:  # both sides measured: a real ratio with both figures
+        assert 0 < check.ratio < 100, check
+        assert check.limit == quick.NESTED_REFERENCE_LIMIT
+        assert check.detail.startswith("reference ")
+        assert " ms, agc " in check.detail

@@ -28,8 +28,9 @@ PROMOTE_AT: Final = 50_000
 
 
 @contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause the cyclic collector (unless it is already off) for the block."""
+def collector_paused(promote_at: int = PROMOTE_AT) -> Iterator[None]:
+    """Pause the cyclic collector (unless it is already off) for the block; ``promote_at``:
+    the objects it must have made for them to skip the young generations on resume."""
     if not gc.isenabled():
         yield
         return
@@ -37,7 +38,7 @@ def collector_paused() -> Iterator[None]:
     try:
         yield
     finally:
-        if gc.get_count()[0] > PROMOTE_AT:
+        if gc.get_count()[0] > promote_at:
             gc.freeze()
             gc.unfreeze()
         gc.enable()

@@ -182,3 +182,76 @@ def test_loads_on_generated_json(value: Any, indent: int | None) -> None:
     slow = _outcome(lambda t: parse_json(t)[0], text)
     assert fast[0] == slow[0]
     assert _same(fast[1], slow[1]) if fast[0] == "value" else fast == slow
+
+
+def _through_the_lexer(text: str) -> tuple[Any, tuple[str, int | None, int | None] | None, Any]:
+    """What :func:`templates.parse` gave before its C-decoder path: lex, then read."""
+    lexed = templates.lex(text)
+    try:
+        return templates._loads(lexed.text), None, lexed
+    except JsonError as error:
+        return None, (error.message, error.line, error.column), lexed
+
+
+def _parses_as_the_lexer_reads(text: str) -> None:
+    parsed = templates.parse(text)
+    value, error, lexed = _through_the_lexer(text)
+    found = parsed.error
+    assert (found.message, found.line, found.column) == error if found else error is None
+    assert _same(parsed.value, value)
+    assert parsed.lexed == lexed
+    assert parsed.stand_ins == lexed.stand_ins
+    if parsed.names is not None:  # what the readers take from names instead of the lexer
+        assert isinstance(value, dict)
+        assert parsed.names == tuple(k.name for k in lexed.keys if k.depth == 1)
+        assert not lexed.duplicates
+        assert all(p.ref is None and p.in_string for p in lexed.placeholders)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        *JSON_TEXTS,
+        COMMAND,
+        '{"command": "node", "args": ["-e", "0"], "stdin": {"in": "{outcome}"}}',
+        '{"command": "node", "stdin": {"a": {a.outcome}}}',
+        '{"command": "x", "stdin": "{b.outcome}"}',
+        '{"a": {"b": 1, "b": 2}}',
+        '{"k\\u0041": 1, "kA": 2}',
+        '{"\\ud800": 1}',
+        '{"a": 1} ',
+        "[1, 2]",
+        '"{outcome}"',
+        '{"a": NaN}',
+    ],
+)
+def test_parse_gives_what_the_lexer_path_gives(text: str) -> None:
+    _parses_as_the_lexer_reads(text)
+
+
+def test_parse_on_random_templates_gives_what_the_lexer_path_gives() -> None:
+    rng = random.Random(31)
+    for _ in range(3000):
+        _parses_as_the_lexer_reads(template_of(rng))
+
+
+template_strings = st.sampled_from(["{outcome}", "a {outcome} b", "{x.outcome}", "é", "\\"])
+template_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | template_strings,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.sampled_from(["command", "args", "stdin", "k", "\u00e9"]), inner)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(template_values, st.sampled_from([None, 1, 2]), st.booleans())
+def test_parse_on_generated_objects_gives_what_the_lexer_path_gives(
+    value: Any, indent: int | None, repeat: bool
+) -> None:
+    text = json.dumps({"command": "node", "stdin": value}, indent=indent, ensure_ascii=indent == 2)
+    if repeat:  # the same name twice in the outer object
+        text = text[:-1].rstrip() + ', "command": 1}'
+    _parses_as_the_lexer_reads(text)

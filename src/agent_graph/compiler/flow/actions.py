@@ -89,15 +89,19 @@ class Action:
 
 
 class _Block:
-    """Positions inside a fence's content, as file line and column."""
+    """Positions inside a fence's content, as file line and column (its line starts found
+    on the first question: most blocks are never asked)."""
 
     def __init__(self, fence: Fence) -> None:
         self.fence = fence
-        self.starts = [0] + [found.end() for found in _NEWLINE.finditer(fence.body)]
+        self.starts: list[int] | None = None
 
     def at(self, offset: int) -> tuple[int, int]:
-        row = bisect_right(self.starts, offset) - 1
-        return self.fence.body_line + row, offset - self.starts[row] + self.fence.column
+        starts = self.starts
+        if starts is None:
+            starts = self.starts = [0] + [m.end() for m in _NEWLINE.finditer(self.fence.body)]
+        row = bisect_right(starts, offset) - 1
+        return self.fence.body_line + row, offset - starts[row] + self.fence.column
 
 
 def read_action(fence: Fence, files: PackageFiles, findings: Findings, strict: bool) -> Action:
@@ -163,6 +167,8 @@ def _json_object(
 ) -> templates.Parsed | None:
     """Lex and parse; report placeholder misuse and JSON errors. None when unusable."""
     parsed = templates.parse(action.fence.body)
+    if parsed.names is not None:
+        return parsed  # an object as written, no name repeated: nothing here to report
     lexed = parsed.lexed
     for found in lexed.placeholders:
         line, column = block.at(found.offset)
@@ -290,15 +296,15 @@ def _command(
         _branch_uses(action, block, templates.lex(action.fence.body))
         return
     value: dict[str, Any] = parsed.value
-    lexed = parsed.lexed
-    _branch_uses(action, block, lexed)
+    if parsed.names is None:  # else it holds no {ref.outcome}
+        _branch_uses(action, block, parsed.lexed)
 
     def key_at(name: str) -> tuple[int, int]:
-        key = _top_key(lexed, name)
+        key = _top_key(parsed.lexed, name)
         return block.at(key.offset) if key is not None else (action.fence.line, action.fence.column)
 
-    if strict:
-        for key in lexed.keys:
+    if strict and (parsed.names is None or any(n not in COMMAND_KEYS for n in parsed.names)):
+        for key in parsed.lexed.keys:
             if key.depth == 1 and key.name not in COMMAND_KEYS:
                 line, column = block.at(key.offset)
                 findings.error(
@@ -319,22 +325,22 @@ def _command(
         )
         action.valid = False
     else:
-        line, column = key_at("command")
-        value_line, value_column = block.at(_top_key(lexed, "command").value_offset)  # type: ignore[union-attr]
+
+        def value_at() -> tuple[int, int]:
+            return block.at(_top_key(parsed.lexed, "command").value_offset)  # type: ignore[union-attr]
+
         if _ABSOLUTE.match(command):
             findings.warning(
                 codes.FLOW_ABSOLUTE_PATH,
                 f"command {command!r} is a machine-specific absolute path",
-                value_line,
-                value_column,
+                *value_at(),
             )
         if _LOOKS_LIKE_SCRIPT.search(command) or command.startswith("scripts/"):
             findings.warning(
                 codes.RESOURCE_PATH_NOT_MAPPED,
                 f"command {command!r} looks like a package script but only standalone "
                 'args are mapped: use "command": "node", "args": ["scripts/…"]',
-                value_line,
-                value_column,
+                *value_at(),
             )
         action.command = tuple(command.split(templates.OUTCOME))
     args = value.get("args", [])
@@ -346,30 +352,37 @@ def _command(
         )
         action.valid = False
     elif isinstance(args, list):
-        _args(action, block, lexed, args, files, findings)
+        _args(action, block, parsed, args, files, findings)
     action.has_stdin = "stdin" in value
-    found = templates.slots(value, lexed.stand_ins)
+    found = templates.slots(value, parsed.stand_ins)
     templates.blank_slots(value, found)
     action.stdin = value.get("stdin")
     action.slots = [
         templates.Slot(s.path[1:], s.branch, s.parts) for s in found if s.path[:1] == ("stdin",)
     ]
     if action.has_stdin:
-        _stdin_strings(action.stdin, key_at("stdin"), findings)
+        _stdin_strings(action.stdin, lambda: key_at("stdin"), findings)
 
 
 def _args(
     action: Action,
     block: _Block,
-    lexed: templates.Lexed,
+    parsed: templates.Parsed,
     args: list[str],
     files: PackageFiles,
     findings: Findings,
 ) -> None:
-    key = _top_key(lexed, "args")
-    # Each argument's opening quote, in order: the strings after the args member.
-    quotes = _string_offsets(action.fence.body, key.value_offset if key else 0, len(args))
+    quotes: list[int] | None = None
     for index, arg in enumerate(args):
+        if not (
+            arg.startswith("scripts/") or _ABSOLUTE.match(arg) or _LOOKS_LIKE_SCRIPT.search(arg)
+        ):
+            action.args.append(Arg(tuple(arg.split(templates.OUTCOME)), None))
+            continue  # nothing to say about it, so no need to know where it stands
+        if quotes is None:
+            key = _top_key(parsed.lexed, "args")
+            # Each argument's opening quote, in order: the strings after the args member.
+            quotes = _string_offsets(action.fence.body, key.value_offset if key else 0, len(args))
         line, column = block.at(quotes[index]) if index < len(quotes) else block.at(0)
         if _ABSOLUTE.match(arg):
             findings.warning(
@@ -409,7 +422,7 @@ def _string_offsets(text: str, start: int, count: int) -> list[int]:
     return found
 
 
-def _stdin_strings(value: Any, at: tuple[int, int], findings: Findings) -> None:
+def _stdin_strings(value: Any, at: Callable[[], tuple[int, int]], findings: Findings) -> None:
     todo = [value]
     while todo:
         current = todo.pop()
@@ -418,7 +431,7 @@ def _stdin_strings(value: Any, at: tuple[int, int], findings: Findings) -> None:
                 codes.RESOURCE_PATH_NOT_MAPPED,
                 f"stdin text {current!r} names a package script, but stdin is passed "
                 "unchanged (it resolves against the business cwd)",
-                *at,
+                *at(),
             )
         elif isinstance(current, dict):
             todo.extend(current.values())

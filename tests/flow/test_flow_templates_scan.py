@@ -193,9 +193,31 @@ def _through_the_lexer(text: str) -> tuple[Any, tuple[str, int | None, int | Non
         return None, (error.message, error.line, error.column), lexed
 
 
+def reference_slots(value: Any, stand_ins: dict[str, str]) -> list[templates.Slot]:
+    """Every value visited, in document order: the slot walk without its shortcuts."""
+    found: list[templates.Slot] = []
+    todo: list[tuple[tuple[str, ...], Any]] = [((), value)]
+    while todo:
+        path, current = todo.pop()
+        if isinstance(current, str):
+            ref = stand_ins.get(current)
+            if ref is not None:
+                found.append(templates.Slot(path, ref, ()))
+            elif templates.OUTCOME in current:
+                found.append(templates.Slot(path, None, tuple(current.split(templates.OUTCOME))))
+        elif isinstance(current, dict):
+            todo.extend(((*path, k), v) for k, v in reversed(current.items()))
+        elif isinstance(current, list):
+            todo.extend(((*path, str(i)), v) for i, v in reversed(list(enumerate(current))))
+    return found
+
+
 def _parses_as_the_lexer_reads(text: str) -> None:
     parsed = templates.parse(text)
     value, error, lexed = _through_the_lexer(text)
+    expected = reference_slots(value, lexed.stand_ins)
+    assert templates.slots(parsed.value, parsed.stand_ins, text) == expected
+    assert templates.slots(parsed.value, parsed.stand_ins) == expected
     found = parsed.error
     assert (found.message, found.line, found.column) == error if found else error is None
     assert _same(parsed.value, value)
@@ -223,6 +245,7 @@ def _parses_as_the_lexer_reads(text: str) -> None:
         "[1, 2]",
         '"{outcome}"',
         '{"a": NaN}',
+        '{"stdin": "\\u007boutcome}", "k": ["\\u007Boutcome\\u007d"]}',
     ],
 )
 def test_parse_gives_what_the_lexer_path_gives(text: str) -> None:
@@ -235,7 +258,9 @@ def test_parse_on_random_templates_gives_what_the_lexer_path_gives() -> None:
         _parses_as_the_lexer_reads(template_of(rng))
 
 
-template_strings = st.sampled_from(["{outcome}", "a {outcome} b", "{x.outcome}", "é", "\\"])
+template_strings = st.sampled_from(
+    ["{outcome}", "a {outcome} b", "{x.outcome}", "é", "\\", "\x00\x7f", "{outcome"]
+)
 template_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | template_strings,
     lambda inner: (

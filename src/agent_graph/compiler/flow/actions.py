@@ -354,7 +354,7 @@ def _command(
     elif isinstance(args, list):
         _args(action, block, parsed, args, files, findings)
     action.has_stdin = "stdin" in value
-    found = templates.slots(value, parsed.stand_ins)
+    found = templates.slots(value, parsed.stand_ins, action.fence.body)
     templates.blank_slots(value, found)
     action.stdin = value.get("stdin")
     action.slots = [
@@ -482,7 +482,7 @@ def _flow_call(action: Action, block: _Block, findings: Findings) -> None:
         action.flow = target
         action.flow_at = block.at(flow_key.value_offset) if flow_key else (action.fence.line, 1)
     action.has_task = "task" in value
-    found = templates.slots(value, lexed.stand_ins)
+    found = templates.slots(value, lexed.stand_ins, action.fence.body)
     action.task = value.get("task")
     action.task_slots = [
         templates.Slot(s.path[1:], s.branch, s.parts)

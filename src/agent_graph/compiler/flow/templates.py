@@ -274,8 +274,15 @@ _OBJECTS: Final = json.JSONDecoder(
 )
 
 
-def slots(value: Any, stand_ins: dict[str, str]) -> list[Slot]:
-    """Every slot of a parsed template, in document order (iterative: no depth limit)."""
+def slots(value: Any, stand_ins: dict[str, str], text: str | None = None) -> list[Slot]:
+    """Every slot of a parsed template, in document order (iterative: no depth limit).
+
+    ``text``, the block's own text, spares the walk when it cannot find anything: with
+    no stand-ins, a string holds ``{outcome}`` only if the text does, literally or through
+    a ``\\u`` escape (no other escape makes its characters).
+    """
+    if text is not None and not stand_ins and OUTCOME not in text and "\\u" not in text:
+        return []
     found: list[Slot] = []
     todo: list[tuple[tuple[str, ...], Any]] = [((), value)]
     while todo:
@@ -286,10 +293,22 @@ def slots(value: Any, stand_ins: dict[str, str]) -> list[Slot]:
                 found.append(Slot(path, ref, ()))
             elif OUTCOME in current:
                 found.append(Slot(path, None, tuple(current.split(OUTCOME))))
-        elif isinstance(current, dict):
-            todo.extend(((*path, k), v) for k, v in reversed(current.items()))
+            continue
+        if isinstance(current, dict):
+            members: Any = current.items()
         elif isinstance(current, list):
-            todo.extend(((*path, str(i)), v) for i, v in reversed(list(enumerate(current))))
+            members = [(str(i), v) for i, v in enumerate(current)]
+        else:
+            continue
+        # only what may hold a slot gets a path and a turn
+        more = [
+            ((*path, k), v)
+            for k, v in members
+            if isinstance(v, (dict, list))
+            or (isinstance(v, str) and (OUTCOME in v or v in stand_ins))
+        ]
+        more.reverse()
+        todo += more
     return found
 
 

@@ -284,31 +284,37 @@ def slots(value: Any, stand_ins: dict[str, str], text: str | None = None) -> lis
     if text is not None and not stand_ins and OUTCOME not in text and "\\u" not in text:
         return []
     found: list[Slot] = []
-    todo: list[tuple[tuple[str, ...], Any]] = [((), value)]
-    while todo:
-        path, current = todo.pop()
-        if isinstance(current, str):
-            ref = stand_ins.get(current)
-            if ref is not None:
-                found.append(Slot(path, ref, ()))
-            elif OUTCOME in current:
-                found.append(Slot(path, None, tuple(current.split(OUTCOME))))
-            continue
-        if isinstance(current, dict):
-            members: Any = current.items()
-        elif isinstance(current, list):
-            members = [(str(i), v) for i, v in enumerate(current)]
+    # depth first, one iterator per open container: document order, and a path is made
+    # only for a container entered or a slot found (a command block of three members:
+    # 2.6 -> 1.6 us)
+    stack: list[tuple[tuple[str, ...], Any]] = []
+    if isinstance(value, dict):
+        stack.append(((), iter(value.items())))
+    elif isinstance(value, list):
+        stack.append(((), zip(map(str, range(len(value))), value, strict=True)))
+    elif isinstance(value, str):
+        ref = stand_ins.get(value)
+        if ref is not None:
+            found.append(Slot((), ref, ()))
+        elif OUTCOME in value:
+            found.append(Slot((), None, tuple(value.split(OUTCOME))))
+    while stack:
+        path, members = stack[-1]
+        for key, item in members:
+            if isinstance(item, str):
+                ref = stand_ins.get(item)
+                if ref is not None:
+                    found.append(Slot((*path, key), ref, ()))
+                elif OUTCOME in item:
+                    found.append(Slot((*path, key), None, tuple(item.split(OUTCOME))))
+            elif isinstance(item, dict):
+                stack.append(((*path, key), iter(item.items())))
+                break
+            elif isinstance(item, list):
+                stack.append(((*path, key), zip(map(str, range(len(item))), item, strict=True)))
+                break
         else:
-            continue
-        # only what may hold a slot gets a path and a turn
-        more = [
-            ((*path, k), v)
-            for k, v in members
-            if isinstance(v, (dict, list))
-            or (isinstance(v, str) and (OUTCOME in v or v in stand_ins))
-        ]
-        more.reverse()
-        todo += more
+            stack.pop()
     return found
 
 

@@ -227,7 +227,9 @@ def _parses_as_the_lexer_reads(text: str) -> None:
         assert isinstance(value, dict)
         assert parsed.names == tuple(k.name for k in lexed.keys if k.depth == 1)
         assert not lexed.duplicates
-        assert all(p.ref is None and p.in_string for p in lexed.placeholders)
+        for p in lexed.placeholders:  # no finding: {outcome} in strings, refs whole values
+            assert p.in_string if p.ref is None else (p.standalone and not p.in_string)
+        assert parsed.refs == tuple((p.ref, p.offset) for p in lexed.placeholders if p.ref)
 
 
 @pytest.mark.parametrize(
@@ -246,6 +248,15 @@ def _parses_as_the_lexer_reads(text: str) -> None:
         '"{outcome}"',
         '{"a": NaN}',
         '{"stdin": "\\u007boutcome}", "k": ["\\u007Boutcome\\u007d"]}',
+        '{"command": "n", "stdin": {"a": {a.outcome}, "b": [{b.outcome}, "{c.outcome}"]}}',
+        '{"command": "n", "stdin": {"a": {a.outcome} , "b": {b.outcome}}, "x": {c.outcome}}',
+        '{"command": "n", "stdin": {{a.outcome}: 1}}',
+        '{"command": "n", "stdin": "x {a.outcome}"}',
+        '{"command": "n", "stdin": ["\\"{a.outcome}"]}',
+        '{"command": "n", "stdin": {"a": {a.outcome}}, "stdin": 1}',
+        '{"command": "{outcome}", "stdin": {"a": {a.outcome}, "o": {outcome}}}',
+        '{"stdin": {a.outcome}}',
+        "{a.outcome}",
     ],
 )
 def test_parse_gives_what_the_lexer_path_gives(text: str) -> None:
@@ -258,8 +269,9 @@ def test_parse_on_random_templates_gives_what_the_lexer_path_gives() -> None:
         _parses_as_the_lexer_reads(template_of(rng))
 
 
+BRANCH = "<a branch's whole result>"
 template_strings = st.sampled_from(
-    ["{outcome}", "a {outcome} b", "{x.outcome}", "é", "\\", "\x00\x7f", "{outcome"]
+    ["{outcome}", "a {outcome} b", "{x.outcome}", "é", "\\", "\x00\x7f", "{outcome", BRANCH]
 )
 template_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | template_strings,
@@ -277,6 +289,56 @@ def test_parse_on_generated_objects_gives_what_the_lexer_path_gives(
     value: Any, indent: int | None, repeat: bool
 ) -> None:
     text = json.dumps({"command": "node", "stdin": value}, indent=indent, ensure_ascii=indent == 2)
+    text = text.replace(json.dumps(BRANCH), "{a.outcome}")  # a whole value, where one stood
     if repeat:  # the same name twice in the outer object
         text = text[:-1].rstrip() + ', "command": 1}'
     _parses_as_the_lexer_reads(text)
+
+
+def _read(text: str, through_lexer: bool) -> tuple[Any, ...]:
+    """Everything reading a command block gives: the action's fields and the findings."""
+    from pathlib import Path
+
+    from agent_graph.compiler.flow import actions
+    from agent_graph.compiler.flow.findings import Findings
+    from agent_graph.compiler.flow.markdown import Fence
+    from agent_graph.compiler.flow.resources import PackageFiles
+
+    fence = Fence(3, 1, actions.COMMAND, 4, text, 4, True)
+    findings = Findings("FLOW.md", "x")
+    quick = templates._names
+    if through_lexer:  # neither shortcut of parse: every block through the lexer
+        templates._names = lambda text: None
+    try:
+        action = actions.read_action(fence, PackageFiles(Path("no-such-package")), findings, True)
+    finally:
+        templates._names = quick
+    return (
+        action.command, action.args, action.has_stdin, repr(action.stdin), action.slots,
+        action.branch_uses, action.valid, findings.items,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"command": "node", "stdin": {"a": {a9.outcome}, "b": {b9.outcome}}}',
+        '{"command": "n", "stdin": {"a": [1, {a.outcome}]}, "x": {b.outcome}}',
+        '{"command": "n", "args": ["{outcome}"], "stdin": {"k": {a.outcome}, "t": "{outcome}"}}',
+        '{"command": "n", "stdin": {{a.outcome}: 1}}',
+        '{"command": "n", "stdin": "x {a.outcome}"}',
+        '{"command": "n", "stdin": {"a": {a.outcome}}, "stdin": 1}',
+        '{"command": "n", "extra": {a.outcome}}',
+        '{"command": "n", "args": [{a.outcome}]}',
+    ],
+)
+def test_a_command_block_reads_as_through_the_lexer(text: str) -> None:
+    assert _read(text, through_lexer=False) == _read(text, through_lexer=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(template_values, st.sampled_from([None, 1]))
+def test_generated_command_blocks_read_as_through_the_lexer(value: Any, indent: int | None) -> None:
+    text = json.dumps({"command": "node", "stdin": value, "args": ["-e"]}, indent=indent)
+    text = text.replace(json.dumps(BRANCH), "{a.outcome}")
+    assert _read(text, through_lexer=False) == _read(text, through_lexer=True)

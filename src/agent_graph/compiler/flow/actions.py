@@ -296,7 +296,7 @@ def _command(
         _branch_uses(action, block, templates.lex(action.fence.body))
         return
     value: dict[str, Any] = parsed.value
-    if parsed.names is None:  # else it holds no {ref.outcome}
+    if parsed.names is None:  # else each {ref.outcome} is a whole value (below)
         _branch_uses(action, block, parsed.lexed)
 
     def key_at(name: str) -> tuple[int, int]:
@@ -355,6 +355,14 @@ def _command(
         _args(action, block, parsed, args, files, findings)
     action.has_stdin = "stdin" in value
     found = templates.slots(value, parsed.stand_ins, action.fence.body)
+    if parsed.names is not None and parsed.refs:
+        # whole values, in document order as their slots are: the member a slot's path
+        # starts with is the one the lexer finds the reference in
+        branches = [s for s in found if s.branch is not None]
+        for (ref, offset), slot in zip(parsed.refs, branches, strict=True):
+            line, column = block.at(offset)
+            in_stdin = slot.path[:1] == ("stdin",)
+            action.branch_uses.append(BranchUse(ref, line, column, in_stdin, True))
     templates.blank_slots(value, found)
     action.stdin = value.get("stdin")
     action.slots = [

@@ -161,11 +161,12 @@ def _decode_key(raw: str) -> str:
 
 class Parsed:
     """A parsed block. ``names``: its top-level member names, in order, when it was read
-    whole by the C decoder (a JSON object, no name repeated, no ``{ref.outcome}``); then
-    nothing needs the lexer unless a finding asks where something stands, and ``lexed``
-    lexes on first use (the same :class:`Lexed` as ever: the text is the block's)."""
+    whole by the C decoder (a JSON object, no name repeated, every ``{ref.outcome}`` a
+    whole value: ``refs``, each ref and offset in order, swapped for the lexer's
+    stand-ins); then nothing needs the lexer unless a finding asks where something
+    stands, and ``lexed`` lexes on first use (the same :class:`Lexed` as ever)."""
 
-    __slots__ = ("_lexed", "error", "names", "text", "value")
+    __slots__ = ("_lexed", "_stand_ins", "error", "names", "refs", "text", "value")
 
     def __init__(
         self,
@@ -174,9 +175,11 @@ class Parsed:
         lexed: Lexed | None,
         text: str = "",
         names: tuple[str, ...] | None = None,
+        refs: tuple[tuple[str, int], ...] = (),
+        stand_ins: dict[str, str] | None = None,
     ) -> None:
         self.value, self.error, self._lexed = value, error, lexed
-        self.text, self.names = text, names
+        self.text, self.names, self.refs, self._stand_ins = text, names, refs, stand_ins
 
     @property
     def lexed(self) -> Lexed:
@@ -186,6 +189,8 @@ class Parsed:
 
     @property
     def stand_ins(self) -> dict[str, str]:
+        if self._stand_ins is not None:
+            return self._stand_ins
         return self._lexed.stand_ins if self._lexed is not None else {}
 
 
@@ -201,6 +206,10 @@ def parse(text: str) -> Parsed:
         names = _names(text)
         if names is not None:
             return Parsed(names[0], None, None, text, names[1])
+    elif "\\" not in text:
+        quick = _whole_values(text)
+        if quick is not None:
+            return quick
     lexed = lex(text)
     try:
         value = _loads(lexed.text)
@@ -218,6 +227,42 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     if len(found) != len(pairs):
         raise _Repeated
     return found
+
+
+def _whole_values(text: str) -> Parsed | None:
+    """A block whose every ``{ref.outcome}`` stands as a whole value outside strings, read
+    as the lexer would read it, without the lexer (reading a join's block: 23.7 -> 12.7 us); None
+    when one may not be that.
+
+    Each one is swapped for the lexer's stand-in (the same numbering: they are all
+    outside strings). One that was inside a string makes the text no JSON, so the
+    decoder refuses it: the stand-in's quote ends that string, and the backslash after
+    it stands outside any string. The text holds no backslash of its own, so no escaped
+    quote keeps a string open: the lexer's strings and the decoder's are the same.
+    """
+    pieces: list[str] = []
+    stand_ins: dict[str, str] = {}
+    refs: list[tuple[str, int]] = []
+    last = 0
+    for found in PLACEHOLDER.finditer(text):
+        ref = found.group(1)
+        if ref is None:
+            continue  # an {outcome}: inside a string, or the text is no JSON
+        index, after = found.span()
+        if _prev_significant(text, index) not in ("", ":", ",", "[") or (
+            _next_significant(text, after) not in ("", ",", "}", "]")
+        ):
+            return None  # not a whole value: a finding, at its place
+        digits = str(len(refs) + 1).rjust(after - index - 8, "0")
+        pieces += [text[last:index], '"\\u0000' + digits + '"']
+        stand_ins["\0" + digits] = ref
+        refs.append((ref, index))
+        last = after
+    pieces.append(text[last:])
+    names = _names("".join(pieces))
+    if names is None:
+        return None
+    return Parsed(names[0], None, None, text, names[1], tuple(refs), stand_ins)
 
 
 def _names(text: str) -> tuple[dict[str, Any], tuple[str, ...]] | None:

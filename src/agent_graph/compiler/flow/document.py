@@ -100,10 +100,13 @@ def _graph(
             extra.column,
         )
     block = blocks[0]
-    first_heading = next(
-        (i for i in items if isinstance(i, Heading) and i.level == 2 and i.line < block.line),
-        None,
-    )
+    first_heading = None
+    for item in items:  # in document order: only those before the block can come before it
+        if item.line >= block.line:
+            break
+        if isinstance(item, Heading) and item.level == 2:
+            first_heading = item
+            break
     if first_heading is not None:
         findings.error(
             codes.FLOW_GRAPH_MISPLACED,

@@ -342,3 +342,21 @@ def test_generated_command_blocks_read_as_through_the_lexer(value: Any, indent: 
     text = json.dumps({"command": "node", "stdin": value, "args": ["-e"]}, indent=indent)
     text = text.replace(json.dumps(BRANCH), "{a.outcome}")
     assert _read(text, through_lexer=False) == _read(text, through_lexer=True)
+
+
+@pytest.mark.parametrize(
+    ("stdin", "warned"),
+    [
+        ('{"a": "run scripts/x.mjs"}', 1),
+        ('["scripts\\/x.mjs", "--f=scripts/y"]', 2),
+        ('{"a": "\\u0073cripts/x.mjs"}', 1),
+        ('{"a": "scripts"}', 0),
+        ('{"a": "{outcome}"}', 0),
+    ],
+)
+def test_stdin_text_naming_a_script_is_warned_at_stdin(stdin: str, warned: int) -> None:
+    text = '{"command": "node",\n "stdin": ' + stdin + "}"
+    *_, findings = _read(text, through_lexer=False)
+    found = [d for d in findings if "names a package script, but stdin" in d.message]
+    assert len(found) == warned
+    assert all((d.line, d.column) == (5, 2) for d in found)  # the stdin member's quote

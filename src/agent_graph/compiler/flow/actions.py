@@ -24,6 +24,7 @@ from .resources import PackageFiles
 
 AGENT_NEW, AGENT_REUSE, COMMAND, FLOW = "新建Agent", "复用Agent", "执行自定义命令", "执行Flow"
 COMMAND_KEYS: Final = ("command", "args", "stdin")
+_COMMAND_KEYS: Final = frozenset(COMMAND_KEYS)
 FLOW_ID: Final = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 #: An id names a directory: file systems hold names of at most 255 bytes (ids are ASCII).
 MAX_FLOW_ID: Final = 255
@@ -303,7 +304,7 @@ def _command(
         key = _top_key(parsed.lexed, name)
         return block.at(key.offset) if key is not None else (action.fence.line, action.fence.column)
 
-    if strict and (parsed.names is None or any(n not in COMMAND_KEYS for n in parsed.names)):
+    if strict and (parsed.names is None or not _COMMAND_KEYS.issuperset(parsed.names)):
         for key in parsed.lexed.keys:
             if key.depth == 1 and key.name not in COMMAND_KEYS:
                 line, column = block.at(key.offset)
@@ -368,7 +369,9 @@ def _command(
     action.slots = [
         templates.Slot(s.path[1:], s.branch, s.parts) for s in found if s.path[:1] == ("stdin",)
     ]
-    if action.has_stdin:
+    # a string names a script only if the text does, literally or through \u escapes
+    text = action.fence.body
+    if action.has_stdin and ("scripts" in text or "\\u" in text):
         _stdin_strings(action.stdin, lambda: key_at("stdin"), findings)
 
 

@@ -11,13 +11,18 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from agent_graph.cli import app, fast_flow
+from agent_graph.cli.flow_check import summary
+from agent_graph.compiler import compile_flow
+from agent_graph.compiler.flow.pipeline import FLOW_CHECKED
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "flow_corpus"
@@ -107,11 +112,14 @@ def test_other_forms_go_to_click(args: list[str]) -> None:
 
 def test_a_fresh_flow_check_imports_no_heavy_part() -> None:
     probe = (
-        "import contextlib, io, json, sys\n"
+        "import sys\n"
+        "before = set(sys.modules)\n"
+        "import contextlib, io, json\n"
         "from agent_graph.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
         "    code = main(sys.argv[1:])\n"
-        "print(json.dumps({'code': code, 'out': out.getvalue(), 'modules': sorted(sys.modules)}))"
+        "print(json.dumps({'code': code, 'out': out.getvalue(), 'modules': sorted(sys.modules),\n"
+        "                  'loaded': sorted(set(sys.modules) - before)}))"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe, "flow", "check", str(ENTRIES["valid"]), "--format", "json"],
@@ -129,3 +137,56 @@ def test_a_fresh_flow_check_imports_no_heavy_part() -> None:
     # a check stops at lower: the wire format (msgpack, the IR's encoders) stays unloaded
     wire = {"msgpack", "agent_graph.ir.wire", "agent_graph.ir.flow_program"}
     assert sorted(wire & set(found["modules"])) == []
+    # and before it: its summary is the checked entry's (test_the_summary_is_the_lowered_
+    # record_s), so lowering, the fingerprints' digests and hashlib (3.2 ms of CPU, as much
+    # as any part of a cold check) stay unloaded; the record cache names its entries by a
+    # CRC and finds its folder from its own spec, without hashlib or importlib.util (what
+    # this interpreter's site had imported already is not the check's)
+    unlowered = {
+        "hashlib",
+        "_hashlib",
+        "importlib.util",
+        "agent_graph.compiler.flow.lower",
+        "agent_graph.ir.frozen_json",
+    }
+    assert sorted(unlowered & set(found["loaded"])) == []
+
+
+def _checked_packages(tmp_path: Path) -> list[Path]:
+    """The shipped Flows and every corpus entry, each copied with its declared symlinks."""
+    entries = sorted((ROOT / "examples" / "flows").iterdir())
+    for case in sorted(CORPUS.iterdir()):
+        if not (case / "expected.yaml").is_file():
+            continue
+        spec = yaml.safe_load((case / "expected.yaml").read_text(encoding="utf-8"))
+        work = tmp_path / case.name
+        shutil.copytree(case, work, symlinks=True)
+        for link, target in (spec.get("symlinks") or {}).items():
+            (work / link).parent.mkdir(parents=True, exist_ok=True)
+            (work / link).symlink_to(target, target_is_directory=True)
+        if (work / spec["entry"]).exists():
+            entries.append(work / spec["entry"])
+    return entries
+
+
+def test_the_summary_is_the_lowered_record_s(tmp_path: Path) -> None:
+    """``agc flow check`` prints the checked entry's summary without lowering it: for
+    every package that checks without errors, strict or lenient, it is what the lowered
+    record says, and lowering it raises nothing."""
+    compared = 0
+    for entry in _checked_packages(tmp_path):
+        for lenient in (False, True):
+            try:
+                state = compile_flow(entry, stop_after=FLOW_CHECKED, lenient=lenient)
+            except Exception:  # an entry that is no package: reported before any summary
+                continue
+            if any(d.severity == "error" for d in state.diagnostics()):
+                continue
+            record = compile_flow(state, stop_after="lower").record
+            assert record is not None
+            root = record.flows[record.root]
+            lowered = (root.id, len(root.nodes) + len(root.forks))
+            lowered_children = [record.flows[i].id for i in root.children]
+            assert summary(state.loaded) == (*lowered, lowered_children), entry
+            compared += 1
+    assert compared >= 20  # the valid corpus cases, the warnings, the lenient passes

@@ -6,8 +6,13 @@ The click command (:mod:`.flow`) and the fast path (:mod:`.fast_flow`) both call
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..errors import AgentGraphError
 from .render import emit, emit_error, warnings_lines
+
+if TYPE_CHECKING:
+    from ..compiler.flow.package import Closure
 
 
 def check_flow(entry: str, lenient: bool, fmt: str) -> int:
@@ -26,23 +31,32 @@ def check_flow(entry: str, lenient: bool, fmt: str) -> int:
     if errors:
         emit_error(fmt, AgentGraphError(errors[0].code, errors[0].message, diagnostics), bases)
         return 1
-    # lowered, not encoded: the count and the children are the IR's, and a check need
-    # not load the wire format
-    record = compile_flow(state, stop_after="lower").record
-    assert record is not None
-    root = record.flows[record.root]
-    children = [record.flows[i].id for i in root.children]
+    # The summary comes from the checked entry, as lowering would write it (the root is
+    # the entry; its nodes are the work declarations and the forks; its children the
+    # distinct 执行Flow targets, sorted): lowering adds no finding to a checked closure,
+    # and skipping it keeps the IR records, the fingerprints and hashlib out of a cold
+    # check (tests/cli/test_cli_fast_flow.py compares the two on every corpus package)
+    root, count, children = summary(state.loaded)
     warnings = [d for d in diagnostics if d.severity == "warning"]
-    count = len(root.nodes) + len(root.forks)
     document = {
         "state": "valid",
-        "flow": root.id,
+        "flow": root,
         "nodes": count,
         "children": children,
         "diagnostics": [w.to_dict() for w in warnings],
     }
     runs = f"; runs {', '.join(children)}" if children else ""
-    lines = [f"Valid flow {root.id}: {count} node(s){runs}"]
+    lines = [f"Valid flow {root}: {count} node(s){runs}"]
     lines += warnings_lines(warnings, bases)
     emit(fmt, document, lines)
     return 0
+
+
+def summary(closure: Closure) -> tuple[str, int, list[str]]:
+    """``(flow id, node count, child Flow ids)`` of a checked closure's entry: what its
+    lowered record says (``FlowIR.flows[root]``: ``id``, ``nodes`` and ``forks``,
+    ``children``)."""
+    root = closure.root
+    assert root.structure is not None  # checked
+    structure = root.structure
+    return root.id, len(structure.work()) + len(structure.forks), sorted(structure.children)

@@ -7,8 +7,9 @@ bytes is ever read, whatever the file claims its size is.
 
 from __future__ import annotations
 
+# hashlib only in digest_file: 3.2 ms of CPU to import, and agc flow check reads files
+# through this module without digesting any
 import errno
-import hashlib
 import os
 import stat
 import sys
@@ -119,6 +120,8 @@ def digest_file(path: str | os.PathLike[str]) -> str:
 
     An unreadable file raises ``AgentGraphError("file-read-failed")``.
     """
+    import hashlib
+
     where = os.path.abspath(path)
     fd, info = _open_regular(where, where)
     try:

@@ -16,11 +16,10 @@ from typing import TYPE_CHECKING
 from ...collector import collector_paused
 from ...errors import AgentGraphError, Diagnostic
 from ...frozen import field, slotted
-from ...ir import flow_records as r
-from .lower import lower as lower_closure
 from .package import Closure, check_package, entry_root, load_children, read_package
 
 if TYPE_CHECKING:
+    from ...ir import flow_records as r
     from ...ir.flow_program import FlowProgram
 
 
@@ -90,6 +89,9 @@ def raise_collected(state: FlowState) -> None:
 
 
 def lower(state: FlowState) -> None:
+    # lowering is loaded here, not with the passes: agc flow check stops before it
+    from .lower import lower as lower_closure
+
     with collector_paused(_PROMOTE):
         state.record = lower_closure(state.loaded)
 

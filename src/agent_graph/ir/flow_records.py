@@ -14,6 +14,15 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from ..frozen import record
+from .flow_kinds import ACTION_KINDS as ACTION_KINDS
+from .flow_kinds import AGENT_NEW as AGENT_NEW
+from .flow_kinds import AGENT_REUSE as AGENT_REUSE
+from .flow_kinds import CALL as CALL
+from .flow_kinds import COMMAND as COMMAND
+from .flow_kinds import OUTCOME_PIECE as OUTCOME_PIECE
+from .flow_kinds import PIECE_KINDS as PIECE_KINDS
+from .flow_kinds import RESOURCE_PIECE as RESOURCE_PIECE
+from .flow_kinds import TEXT_PIECE as TEXT_PIECE
 from .schema import (
     FLAG,
     INTEGER,
@@ -31,12 +40,6 @@ from .schema import (
 FLOWS = Table("FlowIR", "flows")
 NODES = Table("Flow", "nodes")
 FORKS = Table("Flow", "forks")
-
-#: Action kinds, by marker: 新建Agent, 复用Agent, 执行自定义命令, 执行Flow.
-ACTION_KINDS: tuple[str, ...] = ("agent-new", "agent-reuse", "command", "flow")
-AGENT_NEW, AGENT_REUSE, COMMAND, CALL = 0, 1, 2, 3
-PIECE_KINDS: tuple[str, ...] = ("text", "outcome", "resource")
-TEXT_PIECE, OUTCOME_PIECE, RESOURCE_PIECE = 0, 1, 2
 
 
 @record

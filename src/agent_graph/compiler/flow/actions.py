@@ -16,7 +16,7 @@ from typing import Any, Final, NamedTuple
 
 from ... import codes
 from ...frozen import field, record, slotted
-from ...ir import flow_records as ir
+from ...ir import flow_kinds as ir
 from . import templates
 from .findings import Findings
 from .markdown import Fence
@@ -508,12 +508,12 @@ Reader = Callable[[Action, _Block, PackageFiles, Findings, bool], None]
 class Marker(NamedTuple):
     """What an action block marker means: its node kind in the IR, and how it is read."""
 
-    kind: int  # an index into ir.flow_records.ACTION_KINDS
+    kind: int  # an index into ir.flow_kinds.ACTION_KINDS
     read: Reader
 
 
 #: The one table of action block markers: a new node kind is a row here, its name in
-#: ``ir.flow_records.ACTION_KINDS``, and its performer in the runtime's ``PERFORMERS``
+#: ``ir.flow_kinds.ACTION_KINDS``, and its performer in the runtime's ``PERFORMERS``
 #: (lowering and the structure checks follow this table).
 READERS: dict[str, Marker] = {
     AGENT_NEW: Marker(

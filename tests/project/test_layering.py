@@ -25,7 +25,16 @@ import agent_graph
 from tree_support import write_tree as _write
 
 PACKAGE = Path(agent_graph.__file__).resolve().parent
-BASE = {"codes", "errors", "canonical", "protocol", "frozen", "collector", "spelling"}
+BASE = {
+    "codes",
+    "errors",
+    "canonical",
+    "js_numbers",
+    "protocol",
+    "frozen",
+    "collector",
+    "spelling",
+}
 
 #: part -> the parts it may import (its own modules always).
 ALLOWED: dict[str, set[str]] = {
@@ -37,7 +46,10 @@ ALLOWED: dict[str, set[str]] = {
     "errors": {"frozen"},
     "error_codes": {"codes"},  # what each code means, and its section of the docs
     "schemas": set(),
-    "canonical": {"codes", "errors"},
+    # JavaScript number semantics, which canonical re-exports (the JSON readers use them
+    # without loading canonical's collation tables)
+    "js_numbers": set(),
+    "canonical": {"codes", "errors", "js_numbers"},
     "ir": {"codes", "errors", "canonical", "frozen", "collector"},
     "exec": {"codes", "errors"},
     "documents": BASE | {"schemas"},

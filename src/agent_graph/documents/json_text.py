@@ -15,10 +15,10 @@ from json import decoder as _json_decoder
 from pathlib import Path
 from typing import Any, Final
 
-from agent_graph.canonical import to_js_number
 from agent_graph.documents.files import read_bytes
 from agent_graph.documents.sourcemap import MAX_DEPTH, ParseError, SourceMap, escape_token
 from agent_graph.errors import AgentGraphError
+from agent_graph.js_numbers import to_js_number
 
 __all__ = ["JsonError", "parse_json", "read_json", "unpaired_surrogate"]
 

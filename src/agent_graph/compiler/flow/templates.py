@@ -16,10 +16,10 @@ import json
 import re
 from typing import Any, Final
 
-from ...canonical import to_js_number
 from ...documents.json_text import JsonError, parse_json, unpaired_surrogate
 from ...documents.sourcemap import MAX_DEPTH
 from ...frozen import field, record, slotted
+from ...js_numbers import to_js_number
 
 PLACEHOLDER: Final = re.compile(r"\{(?:([A-Za-z][A-Za-z0-9_-]*)\.)?outcome\}")
 OUTCOME: Final = "{outcome}"

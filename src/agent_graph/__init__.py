@@ -17,11 +17,14 @@ Host API::
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
 
 from .protocol import PROTOCOL_VERSION, __version__
 
+# typing for the type checker only: a cold agc flow check never loads it (tests/cli)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .bundles.trust import TrustStore
     from .compiler import ProviderState
     from .errors import Diagnostic

@@ -11,7 +11,10 @@ Plain assignments only: ``agc evaluate`` imports this on its cold start.
 
 from __future__ import annotations
 
-from typing import Final
+# typing for the type checker only: a cold agc flow check never loads it (tests/cli)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 # Reading files
 FILE_MISSING: Final = "file-missing"

@@ -10,11 +10,16 @@ when known, the 1-based ``line``/``column`` and the JSON pointer of the offendin
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
 from .frozen import field, record
 
-Severity = Literal["info", "warning", "error"]
+# typing for the type checker only: a cold agc flow check never loads it (tests/cli)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    Severity = Literal["info", "warning", "error"]
+else:
+    Severity = str  # what annotations name; they are never evaluated at run time
 
 ERROR_SCHEMA = "agent-graph.error.v1"
 

@@ -31,7 +31,6 @@ import os
 import sys
 from collections.abc import Callable
 from types import CodeType
-from typing import Any, ClassVar, Final, TypeVar, dataclass_transform, overload
 
 __all__ = [
     "compile_cached",
@@ -43,7 +42,22 @@ __all__ = [
     "slotted",
 ]
 
-T = TypeVar("T")
+# typing for the type checker only: a cold agc flow check never loads it (tests/cli)
+TYPE_CHECKING = False
+if not TYPE_CHECKING:
+    # At run time both only mark functions for type checkers: the last definition of an
+    # overloaded name is the one that runs, and a dataclass_transform changes nothing.
+    def overload(function: object) -> object:
+        return function
+
+    def dataclass_transform(**_: object) -> object:
+        return overload
+
+
+if TYPE_CHECKING:  # after the stand-ins, so linters see typing's names
+    from typing import Any, Final, TypeVar, dataclass_transform, overload
+
+    T = TypeVar("T")
 
 
 def _frozen_error() -> type[AttributeError]:
@@ -246,15 +260,19 @@ def replace(obj: T, /, **changes: Any) -> T:
 _NOT_FIELDS: Final = ("ClassVar", "typing.ClassVar", "InitVar", "dataclasses.InitVar")
 
 
+def _is_class_var(hint: object) -> bool:
+    # a ClassVar that is an object, not text: whoever wrote it has imported typing
+    class_var = getattr(sys.modules.get("typing"), "ClassVar", None)
+    return class_var is not None and (
+        hint is class_var or getattr(hint, "__origin__", None) is class_var
+    )
+
+
 def _declared(cls: type) -> tuple[dict[str, Any], dict[str, Field]]:
     # the class's own annotations, unevaluated (inspect.get_annotations would load inspect)
     annotations: dict[str, Any] = dict(cls.__dict__.get("__annotations__", {}))  # noqa: RUF063
     for name, hint in annotations.items():
-        special = (
-            hint.startswith(_NOT_FIELDS)
-            if isinstance(hint, str)
-            else hint is ClassVar or getattr(hint, "__origin__", None) is ClassVar
-        )
+        special = hint.startswith(_NOT_FIELDS) if isinstance(hint, str) else _is_class_var(hint)
         if special:
             raise TypeError(f"{cls.__name__}.{name}: a record has no class or init-only fields")
     if any("__record_fields__" in base.__dict__ for base in cls.__mro__[1:]):

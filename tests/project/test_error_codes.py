@@ -19,6 +19,8 @@ from __future__ import annotations
 import ast
 import json
 import re
+import subprocess
+import sys
 import textwrap
 from collections.abc import Iterator, Mapping
 from importlib.resources import files
@@ -74,12 +76,21 @@ def sources() -> dict[str, str]:
 
 def test_the_catalogue_is_plain_constants_each_code_defined_once() -> None:
     """codes.py is cheap to import (it is on ``agc evaluate``'s cold start): a docstring,
-    imports, ``NAME: Final = "code"`` and the family functions, nothing else."""
+    imports, ``NAME: Final = "code"`` and the family functions, nothing else; ``Final``
+    from typing for the type checker only (``TYPE_CHECKING = False`` and an
+    ``if TYPE_CHECKING:`` of imports alone), so importing it loads no typing."""
     tree = ast.parse((SRC / "codes.py").read_text(encoding="utf-8"))
     names: dict[str, int] = {}
     values: dict[str, str] = {}
     for node in tree.body[1:]:
         if isinstance(node, ast.ImportFrom | ast.Import):
+            continue
+        if ast.unparse(node) == "TYPE_CHECKING = False":
+            continue
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            assert not node.orelse, f"codes.py:{node.lineno}: imports for the type checker only"
+            for inner in node.body:
+                assert isinstance(inner, ast.ImportFrom | ast.Import), f"codes.py:{inner.lineno}"
             continue
         if isinstance(node, ast.FunctionDef) and node.name in FAMILIES.values():
             continue
@@ -94,6 +105,12 @@ def test_the_catalogue_is_plain_constants_each_code_defined_once() -> None:
         names[name] = node.lineno
         values[value] = name
     assert values.keys() == set(constants().values())
+    probe = "import sys; before = set(sys.modules); import agent_graph.codes; "
+    probe += "print(sorted({'typing', 'typing_extensions'} & (set(sys.modules) - before)))"
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert loaded.stdout.strip() == "[]"
 
 
 def test_catalogue_entries_are_well_formed() -> None:

@@ -15,9 +15,12 @@ import os
 import re
 from collections.abc import Sequence
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Final, TextIO
 
+# typing for the type checker only: a cold agc flow check never loads it (tests/cli)
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # click is imported where the option is built: ``agc evaluate``'s fast path
+    from typing import Any, Final, TextIO
+
     import click
 
 CHOICES: Final = ("auto", "always", "never")

@@ -5,12 +5,16 @@ failure reads the same whichever ran."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
 
 from .. import codes
 from ..errors import AgentGraphError
 from .render import FORMATS, emit_error
 from .words import manifest_bases
+
+# typing for the type checker only: a cold agc flow check never loads it (tests/cli)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 #: The coded errors that are a bad option value: exit 2, as click's own usage errors.
 USAGE_CODES: Final = frozenset({codes.FORMAT_INVALID, codes.OPTION_INVALID, codes.USAGE_INVALID})

@@ -13,7 +13,11 @@ so output and exit codes are the same; ``tests/cli/test_cli_fast.py`` compares t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final
+
+# typing for the type checker only: a cold agc flow check never loads it (tests/cli)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 #: Options taking one value: their name in the click command's parameters.
 _VALUE_OPTIONS: Final = {

@@ -12,7 +12,11 @@ codes are the same; ``tests/cli/test_cli_fast_flow.py`` compares the two.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+
+# typing for the type checker only: a cold agc flow check never loads it (tests/cli)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 _FORMATS: Final = ("human", "json")
 

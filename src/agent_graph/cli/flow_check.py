@@ -6,11 +6,11 @@ The click command (:mod:`.flow`) and the fast path (:mod:`.fast_flow`) both call
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..errors import AgentGraphError
 from .render import emit, emit_error, warnings_lines
 
+# typing for the type checker only: a cold agc flow check never loads it (tests/cli)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..compiler.flow.package import Closure
 

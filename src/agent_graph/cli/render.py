@@ -17,12 +17,16 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final, TextIO
 
 from .. import codes
 from ..errors import AgentGraphError, Diagnostic
 from ..spelling import closest
 from .colour import paint
+
+# typing for the type checker only: a cold agc flow check never loads it (tests/cli)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final, TextIO
 
 FORMATS = ("human", "json")
 

@@ -12,9 +12,12 @@ neither front end: each is imported when first used.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
 
+# typing for the type checker only: a cold agc flow check never loads it (tests/cli)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..bundles.trust import TrustStore
     from ..errors import ProblemSink
     from .flow.passes import FlowState

@@ -15,10 +15,14 @@ import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
 
 from agent_graph import codes
 from agent_graph.errors import AgentGraphError, Diagnostic
+
+# typing for the type checker only: a cold agc flow check never loads it (tests/cli)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 #: Bytes read from a file at a time while hashing it.
 _CHUNK: Final = 1 << 20

@@ -13,14 +13,19 @@ import json
 import os
 from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
-from typing import Any, Final, TypeVar
 
 from .. import codes
 from ..frozen import record
 
+# typing for the type checker only: a cold agc flow check never loads it (tests/cli)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final, TypeVar
+
+    K = TypeVar("K", bound=Hashable)
+
 #: Version of the fingerprint algorithm below; recorded in every compiled Flow program.
 FINGERPRINT_VERSION: Final = 1
-K = TypeVar("K", bound=Hashable)
 
 #: The package directories whose files are part of the package (§1: references, scripts).
 RESOURCE_DIRS: Final = ("references", "scripts")

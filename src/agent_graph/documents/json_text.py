@@ -13,12 +13,16 @@ from collections.abc import Callable
 from json import JSONDecodeError
 from json import decoder as _json_decoder
 from pathlib import Path
-from typing import Any, Final
 
 from agent_graph.documents.files import read_bytes
 from agent_graph.documents.sourcemap import MAX_DEPTH, ParseError, SourceMap, escape_token
 from agent_graph.errors import AgentGraphError
 from agent_graph.js_numbers import to_js_number
+
+# typing for the type checker only: a cold agc flow check never loads it (tests/cli)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __all__ = ["JsonError", "parse_json", "read_json", "unpaired_surrogate"]
 

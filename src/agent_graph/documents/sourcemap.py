@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
 
 from ..errors import Diagnostic, Severity
 from ..frozen import record
+
+# typing for the type checker only: a cold agc flow check never loads it (tests/cli)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 #: Deepest collection nesting accepted (YAML and JSON). The reference's YAML
 #: parser overflows its own stack at ~800 levels; we stop far below the point

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections import namedtuple
 from collections.abc import Callable
-from typing import Any, Final, NamedTuple
 
 from ... import codes
 from ...frozen import field, record, slotted
@@ -21,6 +21,11 @@ from . import templates
 from .findings import Findings
 from .markdown import Fence
 from .resources import PackageFiles
+
+# typing for the type checker only: a cold agc flow check never loads it (tests/cli)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final, NamedTuple
 
 AGENT_NEW, AGENT_REUSE, COMMAND, FLOW = "新建Agent", "复用Agent", "执行自定义命令", "执行Flow"
 COMMAND_KEYS: Final = ("command", "args", "stdin")
@@ -505,11 +510,16 @@ def _flow_call(action: Action, block: _Block, findings: Findings) -> None:
 Reader = Callable[[Action, _Block, PackageFiles, Findings, bool], None]
 
 
-class Marker(NamedTuple):
-    """What an action block marker means: its node kind in the IR, and how it is read."""
+if TYPE_CHECKING:
 
-    kind: int  # an index into ir.flow_kinds.ACTION_KINDS
-    read: Reader
+    class Marker(NamedTuple):
+        """What an action block marker means: its node kind in the IR, and how it is read."""
+
+        kind: int  # an index into ir.flow_kinds.ACTION_KINDS
+        read: Reader
+
+else:  # the same named tuple without typing
+    Marker = namedtuple("Marker", ["kind", "read"], module=__name__)
 
 
 #: The one table of action block markers: a new node kind is a row here, its name in

@@ -11,9 +11,13 @@ every item keeps its 1-based line and column.
 from __future__ import annotations
 
 import re
-from typing import Final
 
 from ...frozen import field, record, slotted
+
+# typing for the type checker only: a cold agc flow check never loads it (tests/cli)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 _FENCE_OPEN: Final = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 _HEADING: Final = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")

@@ -21,9 +21,13 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import Final
 
 from .mermaid_graph import Edge, Graph, Occurrence, grammar, terminals
+
+# typing for the type checker only: a cold agc flow check never loads it (tests/cli)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["HEADER", "Edge", "Graph", "Occurrence", "line_pattern", "parse_body"]
 

@@ -10,9 +10,13 @@ from __future__ import annotations
 import re
 from functools import cache
 from pathlib import Path
-from typing import Final
 
 from ...frozen import field, record, slotted
+
+# typing for the type checker only: a cold agc flow check never loads it (tests/cli)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 
 @record

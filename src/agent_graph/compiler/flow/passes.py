@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ...collector import collector_paused
 from ...errors import AgentGraphError, Diagnostic
 from ...frozen import field, slotted
 from .package import Closure, check_package, entry_root, load_children, read_package
 
+# typing for the type checker only: a cold agc flow check never loads it (tests/cli)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ...ir import flow_records as r
     from ...ir.flow_program import FlowProgram

@@ -11,12 +11,16 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import Final
 
 from ... import codes
 from ...frozen import record
 from ...spelling import closest
 from .findings import Findings
+
+# typing for the type checker only: a cold agc flow check never loads it (tests/cli)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 
 @record

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import Final
 
 from ... import codes
 from ...frozen import field, slotted
@@ -22,6 +21,11 @@ from .document import Document, Section
 from .findings import Findings
 from .mermaid import Edge, Occurrence
 from .resources import PackageFiles
+
+# typing for the type checker only: a cold agc flow check never loads it (tests/cli)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 REF: Final = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 EXECUTED, COMPLETED, FAILED = "已执行", "已完成", "已失败"

@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Final
 
 from ...documents.json_text import JsonError, parse_json, unpaired_surrogate
 from ...documents.sourcemap import MAX_DEPTH
 from ...frozen import field, record, slotted
 from ...js_numbers import to_js_number
+
+# typing for the type checker only: a cold agc flow check never loads it (tests/cli)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 PLACEHOLDER: Final = re.compile(r"\{(?:([A-Za-z][A-Za-z0-9_-]*)\.)?outcome\}")
 OUTCOME: Final = "{outcome}"

@@ -134,10 +134,10 @@ def test_a_fresh_flow_check_imports_no_heavy_part() -> None:
     assert json.loads(found["out"])["state"] == "valid"
     heavy = {"click", "lark", "yaml", "jsonschema", "jsonschema_rs", "referencing", "pyuca"}
     assert sorted(m for m in found["modules"] if m.split(".")[0] in heavy) == []
-    # a check stops at lower: the wire format (msgpack, the IR's encoders) stays unloaded
+    # a check stops before encode: the wire format (msgpack, the IR's encoders) stays unloaded
     wire = {"msgpack", "agent_graph.ir.wire", "agent_graph.ir.flow_program"}
     assert sorted(wire & set(found["modules"])) == []
-    # and before it: its summary is the checked entry's (test_the_summary_is_the_lowered_
+    # and before lower: its summary is the checked entry's (test_the_summary_is_the_lowered_
     # record_s), so lowering, the fingerprints' digests and hashlib (3.2 ms of CPU, as much
     # as any part of a cold check) stay unloaded; the record cache names its entries by a
     # CRC and finds its folder from its own spec, without hashlib or importlib.util (what

@@ -245,6 +245,12 @@ class Context:
         return self.programs[nodes]
 
 
+def _fresh(context: Context) -> Path:
+    """A new folder under the scratch directory: a check over its limit is measured again
+    (:func:`confirmed`), and the packages it writes must not meet the first round's."""
+    return Path(tempfile.mkdtemp(dir=context.root))
+
+
 def evaluate_chain(context: Context, nodes: int) -> None:
     """Evaluate the chain of ``nodes`` as a new state: its keys and facts texts made."""
     shape, program = context.shape(nodes), context.program(nodes)
@@ -274,7 +280,7 @@ def compile_growth(context: Context) -> list[Check]:
 
 
 def flow_check_growth(context: Context) -> list[Check]:
-    flows = context.root / "flows"
+    flows = _fresh(context)
     packages = {n: write_flow(flows / str(n), n) for n in (SMALL, LARGE)}
     return [growth("flow check", lambda n: flow.check(packages[n]), 2)]
 
@@ -394,7 +400,7 @@ def flow_run(context: Context) -> list[Check]:
 def flow_check_cold(context: Context) -> list[Check]:
     """Cold ``agc flow check`` of a 10-node package against ``python -c pass``."""
     cold = _Cold(context.root)
-    package = write_flow(context.root / "flow-cold", 10)
+    package = write_flow(_fresh(context) / "flow-cold", 10)
     python, agc = interleaved(
         [
             cold.side([sys.executable, "-c", "pass"]),
@@ -447,7 +453,7 @@ def flow_check_pace(context: Context) -> list[Check]:
     that went back to parsing every graph line with lark and walking every character of
     the JSON blocks in Python would double the ratio.
     """
-    package = write_flow(context.root / "flow-pace", SMALL)
+    package = write_flow(_fresh(context) / "flow-pace", SMALL)
     text = (package / "FLOW.md").read_text(encoding="utf-8")
     flow.check(package)  # caches: the line pattern, the modules
     check, read = interleaved(

@@ -199,3 +199,23 @@ def test_the_summary_is_the_lowered_record_s(tmp_path: Path) -> None:
             assert summary(state.loaded) == (*lowered, lowered_children), entry
             compared += 1
     assert compared >= 20  # the valid corpus cases, the warnings, the lenient passes
+
+
+@pytest.mark.parametrize("case", ["valid", "warning", "findings", "missing"])
+def test_a_flow_check_process_prints_and_exits_as_in_process(
+    case: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Run as a program (``main()`` without arguments, as the console script calls it),
+    the fast path hands its objects to the collector's permanent generation before the
+    interpreter shuts down: what it prints and its exit code are what it says in process."""
+    args = ["flow", "check", str(ENTRIES[case]), "--format", "json"]
+    code = fast_flow.check_fast(list(args))
+    said = capsys.readouterr()
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_graph", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ),
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (code, said.out, said.err)

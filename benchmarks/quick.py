@@ -109,12 +109,13 @@ FLOW_RUN_NODES = 200
 #: the best of 9 1.90-1.95; quiet, both give 1.6-1.7.
 FLOW_RUN_ROUNDS = 9
 #: agc flow check of a small package / python -c pass, fresh processes, CPU (issue 29
-#: asks for 4). In a clean virtualenv (CI's: python -c pass 8-10 ms) 3.4-3.6, and
-#: 3.4-3.55 beside two busy-loop processes (28-31 ms quiet): the fast path
-#: (``cli/fast_flow.py``) loads no click, lark, wire format, dataclasses, IR records,
-#: lowering, hashlib, typing or canonical's collation tables (tests/cli/
-#: test_cli_fast_flow.py pins each). It was 4.5-4.8 with lowering, hashlib and typing
-#: (47-49 ms), 9.5 through click (111 ms) and about 15 with lark built in every process
+#: asks for 4). In a clean virtualenv (CI's: python -c pass 8-13 ms) 3.0-3.8 on a 2-core
+#: machine other benchmarks kept at load 3.5-4.7, and 3.3-3.7 beside two busy-loop
+#: processes too: the fast path (``cli/fast_flow.py``) loads no click, lark, wire format,
+#: dataclasses, IR records, lowering, hashlib, typing or canonical's collation tables
+#: (tests/cli/test_cli_fast_flow.py pins each), and its objects skip the shutdown
+#: collection (``cli._ending``). It was 4.5-5.7 with lowering, hashlib and typing (47-49
+#: ms quiet), 9.5 through click (111 ms) and about 15 with lark built in every process
 #: (183 ms). Where site-packages make python -c pass 35-40 ms: 1.4-1.6.
 FLOW_COLD_LIMIT = 4.0
 #: flow.check of a 1,000-node Flow / the minimal read of its text (:func:`_minimal_read`),

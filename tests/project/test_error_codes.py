@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 import subprocess
 import sys
@@ -107,8 +108,13 @@ def test_the_catalogue_is_plain_constants_each_code_defined_once() -> None:
     assert values.keys() == set(constants().values())
     probe = "import sys; before = set(sys.modules); import agent_graph.codes; "
     probe += "print(sorted({'typing', 'typing_extensions'} & (set(sys.modules) - before)))"
-    loaded = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    loaded = subprocess.run(  # -S: only what codes loads counts, not what a site imported
+        [sys.executable, "-S", "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(SRC.parent)},
     )
     assert loaded.stdout.strip() == "[]"
 

@@ -40,6 +40,9 @@ N_SUBGRAPH: Final = 10  # the called graph's index (subgraph nodes), else NONE
 N_ENTRY: Final = 11  # the called entry, "" when none
 N_SEGMENT: Final = 12  # "<graph>/<node>": the call-path segment of its child frames
 N_SUFFIX: Final = 13  # "<node>><child graph>/": its child's state-key prefix, after ours
+#: outcome -> (((edge, target), ...) of the outgoing non-repeat edges it matches,
+#: (edge, ...) of the outgoing repeat edges it arms), for the outcomes that match any
+N_MATCHES: Final = 14
 
 #: One node's plan (the fields above, in that order).
 NodePlan = tuple[Any, ...]
@@ -77,6 +80,12 @@ def _node_plan(graph_ids: tuple[str, ...], graph: r.Graph, node: r.Node) -> Node
         segment = graph.id + "/" + node.id
         suffix = node.id + ">" + graph_ids[node.subgraph] + "/"
     terminal = kind == r.TERMINAL
+    matches: dict[str, tuple[tuple[tuple[int, int], ...], tuple[int, ...]]] = {}
+    for outcome, bit in r.OUTCOME_BIT.items():
+        out = tuple((e, edges[e].target) for e in node.outgoing if edges[e].mask & bit)
+        repeats = tuple(e for e in node.repeats if edges[e].mask & bit)
+        if out or repeats:
+            matches[outcome] = (out, repeats)
     return (
         kind,
         node.id,
@@ -92,6 +101,7 @@ def _node_plan(graph_ids: tuple[str, ...], graph: r.Graph, node: r.Node) -> Node
         node.entry or "",
         segment,
         suffix,
+        matches,
     )
 
 

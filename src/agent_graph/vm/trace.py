@@ -16,12 +16,11 @@ generated ones.
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ..ir import records as r
-from .evaluate import PENDING, ChildRequest, Evaluator, FrameResult, _Frame, call_path_tuple
+from .evaluate import Evaluator, FrameResult, _Frame, call_path_tuple
 from .facts import MISSING, all_match, check_matches, get_fact
 
 if TYPE_CHECKING:
@@ -223,9 +222,11 @@ class TracingEvaluator(Evaluator):
 
 
 class TracedFrame(_Frame):
-    """:class:`~agent_graph.vm.evaluate._Frame` recording each decision in a FrameTrace."""
+    """:class:`~agent_graph.vm.evaluate._Frame` recording each decision in a FrameTrace,
+    through the frame's ``on_*`` hooks."""
 
     ev: TracingEvaluator
+    tracing = True
 
     def __init__(
         self,
@@ -241,34 +242,31 @@ class TracedFrame(_Frame):
         self.ev = ev
         self.record = ev.new_frame(plan.graph, entry, path, prefix)
         self.record.nodes[start] = NodeTrace(start, _ENTRY, [])  # the plain frame reached it
-        self.repeat_edge: int | None = None  # the repeat edge being applied, in repeat_pass
 
-    def reach(self, index: int) -> None:
-        super().reach(index)
-        if self.repeat_edge is not None:  # (the entry is reached by __init__)
-            e = self.repeat_edge
-            how = Reach("repeat", (e,), (self.outcome[self.graph.edges[e].source],))
+    def on_reach(self, index: int, edge: int | None) -> None:
+        graph = self.plan.graph
+        if edge is not None:  # (the entry is reached by __init__)
+            how = Reach("repeat", (edge,), (self.outcome[graph.edges[edge].source],))
         else:  # the join pass: the incoming edges that match now (all of them for join: all)
-            edges, outcome, match = self.graph.edges, self.outcome, self.edge_match
-            matched = tuple([e for e in self.graph.nodes[index].incoming if match[e]])
+            edges, outcome, match = graph.edges, self.outcome, self.edge_match
+            matched = tuple([e for e in graph.nodes[index].incoming if match[e]])
             how = Reach("join", matched, tuple([outcome[edges[e].source] for e in matched]))
         self.record.nodes[index] = NodeTrace(index, how, [])
 
-    def child_request(self, index: int) -> ChildRequest:
+    def on_request(self, index: int) -> None:
         self.ev.requester = (self.record.id, index)
-        return super().child_request(index)
 
-    def set_outcome(self, index: int, outcome: Outcome) -> None:
-        previous = self.outcome[index]
-        e = self.repeat_edge
-        # before the reset: a self-loop's source is the node being reset
-        source = self.outcome[self.graph.edges[e].source] if e is not None else None
-        super().set_outcome(index, outcome)
+    def on_outcome(self, index: int, outcome: Outcome, edge: int | None) -> None:
         steps = self.record.nodes[index].steps
-        if e is not None:  # a reset (or a target reached by a repeat edge)
+        if edge is not None:  # a reset (or a target reached by a repeat edge)
+            previous = self.outcome[index]
             if previous is not None:
+                # before the reset: a self-loop's source is the node being reset
+                source = self.outcome[self.plan.graph.edges[edge].source]
                 steps.append(
-                    Step("repeat-reset", outcome, edge=e, source_outcome=source, previous=previous)
+                    Step(
+                        "repeat-reset", outcome, edge=edge, source_outcome=source, previous=previous
+                    )
                 )
             return
         steps += self.decided(index, outcome)
@@ -276,7 +274,7 @@ class TracedFrame(_Frame):
     def decided(self, index: int, outcome: Outcome) -> list[Step]:
         """Why the outcome pass gave ``index`` its ``outcome``: the order of the VM's own
         tests (reference §2.4, §2.5), read off the inputs it used and the outcome it chose."""
-        node = self.graph.nodes[index]
+        node = self.plan.graph.nodes[index]
         facts = self.ev.state.facts
         out = []
         if node.requires is not None:
@@ -303,40 +301,8 @@ class TracedFrame(_Frame):
         out.append(Step(kind, outcome, checks or ()))
         return out
 
-    def repeat_pass(self) -> None:
-        # the VM's repeat pass, step for step, with the edge being applied made visible to
-        # reach/set_outcome (tests/vm/test_graph_trace.py proves both give the same evaluation)
-        edges, outcome = self.graph.edges, self.outcome
-        queue, self.repeat_queue = self.repeat_queue, []
-        heapq.heapify(queue)
-        deferred: list[int] = []
-        position = -1
-        while queue:
-            e = heapq.heappop(queue)
-            if e == position:
-                continue
-            position = e
-            edge = edges[e]
-            source_outcome = outcome[edge.source]
-            if source_outcome is None or not edge.mask & r.OUTCOME_BIT.get(source_outcome, 0):
-                continue
-            target = edge.target
-            self.repeat_edge = e
-            if not self.reached_flag[target]:
-                self.reach(target)
-            if outcome[target] != PENDING:
-                self.set_outcome(target, PENDING)
-                for armed in self.repeat_queue:
-                    if armed > position:
-                        heapq.heappush(queue, armed)
-                    else:
-                        deferred.append(armed)
-                self.repeat_queue = []
-            self.repeat_edge = None
-        self.repeat_queue = deferred
-
-    def finish(self, entry: str) -> FrameResult:
-        result = super().finish(entry)
+    def finish(self) -> FrameResult:
+        result = super().finish()
         record = self.record
         record.order = list(self.reached)
         record.outcomes = list(self.outcome)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Final, TypeAlias
 
@@ -140,6 +140,13 @@ class FrameResult:
     outcome: Outcome | None = None
     candidates: list[Candidate] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+#: ``FrameResult(status, outcome, candidates, diagnostics)`` from all four fields: the C
+#: call the record's ``__new__`` ends with, without that Python frame (one per frame).
+#: Speed only: with :meth:`_Frame.resume`'s shortcut, 100 nested calls half done take
+#: 0.138-0.145 ms instead of 0.153 ms (least of 200 x 20 in process, interleaved).
+_frame_result: Final[Callable[[type[FrameResult], tuple[Any, ...]], FrameResult]] = tuple.__new__  # type: ignore[assignment]
 
 
 def frame_key(graph_id: str, call_path: tuple[str, ...]) -> str:
@@ -344,12 +351,12 @@ class Evaluator:
                 active_ids = [f.plan.id for f in frames]
                 refused = self._refused(plan.graph, wanted, active_ids, active)
                 assert refused is not None
-                out = frames[-1].advance(refused)
+                out = frames[-1].resume(refused)
             while isinstance(out, FrameResult):  # a frame finished: its parent resumes
                 active.discard(frames.pop().plan.id)
                 if not frames:
                     return out
-                out = frames[-1].advance(out)
+                out = frames[-1].resume(out)
             request = out
 
     @staticmethod
@@ -523,9 +530,39 @@ class _Frame:
                 self.repeat_queue = []
         self.repeat_queue = deferred
 
-    def advance(self, child: FrameResult | None = None) -> ChildRequest | FrameResult:
+    def resume(self, child: FrameResult) -> ChildRequest | FrameResult:
+        """Go on with the result of the child frame the last request asked for."""
+        status = child.status  # the subgraph node's outcome: the child's, or its state
+        if status == "complete" and child.outcome:
+            outcome: Outcome = child.outcome
+        else:
+            outcome = _CHILD_OUTCOME.get(status, PENDING)
+        need, position = self.need, self.position
+        index = need[position]
+        if (
+            position + 1 == len(need)
+            and not self.dirty
+            and not self.repeat_queue
+            and outcome not in self.plan.nodes[index][N_MATCHES]
+        ):
+            # the pass is over and the outcome moves no edge: the fixpoint, without
+            # advance's set-up (figures at _frame_result)
+            children = self.children
+            if children is None:
+                children = self.children = {}
+            children[index] = child
+            if self.tracing:
+                self.on_outcome(index, outcome, None)
+            self.outcome[index] = outcome
+            return self.finish()
+        return self.advance(child, outcome)
+
+    def advance(
+        self, child: FrameResult | None = None, child_outcome: Outcome = PENDING
+    ) -> ChildRequest | FrameResult:
         """Run the fixpoint to the next child request or to the frame's result; ``child``:
-        the result of the child frame the last request asked for.
+        the result of the child frame the last request asked for, and the outcome it gives
+        the subgraph node.
 
         The fixpoint: decide the nodes reached in the last pass (``need``), run the repeat
         edges they armed, reach the nodes whose joins now hold; ``need`` and ``position``
@@ -556,11 +593,7 @@ class _Frame:
                     if children is None:
                         children = self.children = {}
                     children[index] = child
-                    status = child.status  # its outcome: the child's, or its state
-                    if status == "complete" and child.outcome:
-                        outcome = child.outcome
-                    else:
-                        outcome = _CHILD_OUTCOME.get(status, PENDING)
+                    outcome = child_outcome
                     child = None
                 elif node[N_REQUIRES] is not None and self.blocked(node[N_NODE]):
                     outcome = "blocked"
@@ -672,7 +705,7 @@ class _Frame:
             )
             return FrameResult("error", diagnostics=self.diagnostics)
         if terminal is not None:
-            return FrameResult("complete", terminal, [], self.diagnostics)
+            return _frame_result(FrameResult, ("complete", terminal, [], self.diagnostics))
         if len(candidates) > 1:
             candidates.sort(
                 key=lambda c: (_AVAILABILITY_RANK[c.availability], -c.node.priority, c.route_id)
@@ -680,8 +713,7 @@ class _Frame:
         if candidates:
             # ranked by availability first: the best one says what the frame is
             status = _FRAME_STATUS[candidates[0].availability]
-            # positionally (status, outcome, candidates, diagnostics): once a frame
-            return FrameResult(status, None, candidates, self.diagnostics)
+            return _frame_result(FrameResult, (status, None, candidates, self.diagnostics))
         if not self.diagnostics:
             self.diagnostics.append(
                 Diagnostic(

@@ -431,7 +431,9 @@ class _Frame:
         self.reached = [start]
         self.edge_match = plan.edge_zeros.copy()
         self.match_count = plan.counts.copy()
-        self.dirty: set[int] = set()
+        # unreached nodes whose count of matching incoming edges moved (a node once per
+        # move: the join pass skips the ones it has reached)
+        self.dirty: list[int] = []
         self.repeat_queue: list[int] = []  # repeat edges armed for the coming repeat pass
         self.children: dict[int, FrameResult] | None = None  # made by the first call
         self.diagnostics: list[Diagnostic] = []
@@ -475,7 +477,7 @@ class _Frame:
             else:
                 continue
             if not self.reached_flag[target]:
-                self.dirty.add(target)
+                self.dirty.append(target)
         for e, mask in node[N_REPEATS]:
             if mask & bit:
                 heapq.heappush(self.repeat_queue, e)
@@ -634,7 +636,7 @@ class _Frame:
                         edge_match[e] = 1
                         match_count[target] += 1
                         if not reached_flag[target]:
-                            dirty.add(target)
+                            dirty.append(target)
                     for e in repeats:
                         heapq.heappush(self.repeat_queue, e)
                 position += 1
@@ -645,18 +647,18 @@ class _Frame:
             eligible = []
             for index in dirty:
                 if reached_flag[index]:
-                    continue
+                    continue  # reached before, or listed twice
                 node = nodes[index]
                 count = match_count[index]
                 if (count > 0) if node[N_JOIN_ANY] else (count == node[N_INCOMING]):
+                    reached_flag[index] = 1  # reach, inlined (in order, just below)
                     eligible.append(index)
             dirty.clear()
-            eligible.sort()
-            reached = self.reached
-            for index in eligible:  # reach, inlined
-                reached_flag[index] = 1
-                reached.append(index)
-                if tracing:
+            if len(eligible) > 1:
+                eligible.sort()
+            self.reached += eligible
+            if tracing:
+                for index in eligible:
                     self.on_reach(index, None)
             need = self.need = eligible
             position = 0
@@ -691,8 +693,8 @@ class _Frame:
                     call_path = call_path_tuple(self.path)
                 key = self.prefix + node[N_ID]
                 candidates.append(self.ev.candidate(self.plan.graph, node[N_NODE], call_path, key))
-        graph = self.plan.graph
         if conflicting is not None:
+            graph = self.plan.graph
             ordered = sorted(conflicting)
             self.diagnostics.append(
                 Diagnostic(
@@ -718,7 +720,7 @@ class _Frame:
             self.diagnostics.append(
                 Diagnostic(
                     codes.NO_ROUTE,
-                    f"Graph {graph.id} cannot reach a terminal or actionable node "
+                    f"Graph {self.plan.id} cannot reach a terminal or actionable node "
                     f"from entry {self.entry}",
                 )
             )

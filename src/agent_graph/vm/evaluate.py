@@ -583,6 +583,7 @@ class _Frame:
         need, position = self.need, self.position
         prefix, recorded_outcomes = self.prefix, ev.outcomes
         short = len(prefix) < _LONG_PREFIX  # Evaluator.recorded, inlined
+        plans, keys = ev.plans, plan.keys  # Plans.key where the key is not kept yet
         outcomes, edge_match, match_count = self.outcome, self.edge_match, self.match_count
         reached_flag, dirty, tracing = self.reached_flag, self.dirty, self.tracing
         outcome: Outcome
@@ -609,11 +610,18 @@ class _Frame:
                         node[N_SUBGRAPH],
                         node[N_ENTRY],
                         (self.path, node[N_SEGMENT]),
-                        prefix + node[N_SUFFIX],
+                        (
+                            keys.get((prefix, index))
+                            or plans.key(keys, prefix, index, node[N_SUFFIX])
+                        )
+                        if short
+                        else prefix + node[N_SUFFIX],
                     )
                 else:
                     recorded = (
-                        recorded_outcomes.get(prefix + node[N_ID])
+                        recorded_outcomes.get(
+                            keys.get((prefix, index)) or plans.key(keys, prefix, index, node[N_ID])
+                        )
                         if short
                         else ev._long_recorded(prefix, node[N_ID])
                     )

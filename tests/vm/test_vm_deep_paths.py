@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from agent_graph import canonical, compile_provider
 from agent_graph.compiler import load_provider
-from agent_graph.vm import evaluate
+from agent_graph.vm import evaluate, plans
 from oracle_eval import oracle_evaluate
 
 DEPTH = 60
@@ -110,6 +110,23 @@ def test_the_index_and_the_plain_lookup_give_one_result(
     plain = [program.evaluate(NAME.format(0), state={"outcomes": s}).to_dict() for s in states]
     assert indexed == plain
     assert len({doc["revision"] for doc in plain}) == len(states)
+
+
+def test_the_kept_state_keys_stay_within_their_budget_and_change_no_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manifest = _deep_provider(tmp_path)
+    states = _states()
+    kept = compile_provider(manifest)
+    expected = [kept.evaluate(NAME.format(0), state={"outcomes": s}).to_dict() for s in states]
+    assert kept._plans.key_characters > 200  # the deep frames' keys were kept
+    monkeypatch.setattr(plans, "KEY_CHARACTERS", 200)
+    capped = compile_provider(manifest)
+    for _ in range(2):  # kept keys, then the same found again
+        found = [capped.evaluate(NAME.format(0), state={"outcomes": s}).to_dict() for s in states]
+        assert found == expected
+    longest = max(len(p) for p in _frame_prefixes()) + len(STEP)
+    assert 0 < capped._plans.key_characters < 200 + longest
 
 
 def _collation_order(keys: list[str]) -> tuple[str, ...]:

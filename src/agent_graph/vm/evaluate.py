@@ -428,7 +428,6 @@ class _Frame:
         self.outcome = plan.blank.copy()
         self.reached_flag = reached_flag = plan.zeros.copy()
         reached_flag[start] = 1  # the entry is reached
-        self.reached = [start]
         self.edge_match = plan.edge_zeros.copy()
         self.match_count = plan.counts.copy()
         # unreached nodes whose count of matching incoming edges moved (a node once per
@@ -437,8 +436,10 @@ class _Frame:
         self.repeat_queue: list[int] = []  # repeat edges armed for the coming repeat pass
         self.children: dict[int, FrameResult] | None = None  # made by the first call
         self.diagnostics: list[Diagnostic] = []
-        # the nodes being decided in this pass, and where a subgraph call stopped it
-        self.need = [start]
+        # the nodes being decided in this pass, and where a subgraph call stopped it; the
+        # first pass decides the entry alone, so it shares the list of reached nodes (the
+        # join pass extends that only after the outcome pass is over)
+        self.need = self.reached = [start]
         self.position = 0
 
     # -- the trace's hooks (called only when ``tracing``) ---------------------------------
@@ -675,7 +676,10 @@ class _Frame:
 
     def finish(self) -> FrameResult:
         nodes, outcomes, children = self.plan.nodes, self.outcome, self.children
-        candidates: list[Candidate] = []
+        # the first child's list is taken over, not copied: its result is read only here.
+        # Speed only (with need sharing reached in start): 100 nested subgraph calls half
+        # done 0.96-0.98 of the time (least of 30 x 30 in process, interleaved)
+        candidates: list[Candidate] | None = None
         call_path: tuple[str, ...] | None = None  # made for the first candidate
         terminal: Outcome | None = None  # the terminals' outcome ...
         conflicting: set[Outcome] | None = None  # ... or all of them, when they differ
@@ -685,7 +689,10 @@ class _Frame:
             if kind == _SUBGRAPH:
                 child = children.get(index) if children is not None else None
                 if child is not None and child.status != "complete":
-                    candidates.extend(child.candidates)
+                    if candidates is None:
+                        candidates = child.candidates
+                    else:
+                        candidates.extend(child.candidates)
                     if child.diagnostics:
                         self.diagnostics.extend(child.diagnostics)
             elif kind == _TERMINAL:
@@ -700,6 +707,8 @@ class _Frame:
                 if call_path is None:
                     call_path = call_path_tuple(self.path)
                 key = self.prefix + node[N_ID]
+                if candidates is None:
+                    candidates = []
                 candidates.append(self.ev.candidate(self.plan.graph, node[N_NODE], call_path, key))
         if conflicting is not None:
             graph = self.plan.graph
@@ -716,7 +725,7 @@ class _Frame:
             return FrameResult("error", diagnostics=self.diagnostics)
         if terminal is not None:
             return _frame_result(FrameResult, ("complete", terminal, [], self.diagnostics))
-        if len(candidates) > 1:
+        if candidates is not None and len(candidates) > 1:
             candidates.sort(
                 key=lambda c: (_AVAILABILITY_RANK[c.availability], -c.node.priority, c.route_id)
             )

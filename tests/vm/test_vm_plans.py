@@ -26,8 +26,10 @@ def test_a_plan_is_made_once_and_mirrors_its_graph(tmp_path: Path) -> None:
         plan = plans.of(index)
         assert plan.id == graph.id
         assert plan.entries == dict(graph.entrypoints)
-        assert len(plan.blank) == len(plan.zeros) == len(plan.counts) == len(graph.nodes)
-        assert len(plan.edge_zeros) == len(graph.edges)
+        n = len(graph.nodes)
+        assert len(plan.blank) == len(plan.counts) == n
+        # a frame's flags: its nodes' (reached), then its edges' (matching)
+        assert plan.zeros == bytearray(n + len(graph.edges))
         for node, row in zip(graph.nodes, plan.nodes, strict=True):
             assert row[p.N_NODE] is node
             assert (row[p.N_KIND], row[p.N_ID], row[p.N_REQUIRES]) == (
@@ -35,8 +37,13 @@ def test_a_plan_is_made_once_and_mirrors_its_graph(tmp_path: Path) -> None:
                 node.id,
                 node.requires,
             )
-            outgoing = [(e, graph.edges[e].mask, graph.edges[e].target) for e in node.outgoing]
+            edges = graph.edges
+            outgoing = [(n + e, edges[e].mask, edges[e].target) for e in node.outgoing]
             assert list(row[p.N_OUT]) == outgoing
+            for outcome, (out, repeats) in row[p.N_MATCHES].items():
+                bit = r.OUTCOME_BIT[outcome]
+                assert list(out) == [(f, t) for f, mask, t in outgoing if mask & bit]
+                assert list(repeats) == [e for e in node.repeats if edges[e].mask & bit]
             assert row[p.N_INCOMING] == len(node.incoming)
             if node.kind == r.SUBGRAPH:
                 child = prog.ir.graphs[node.subgraph].id

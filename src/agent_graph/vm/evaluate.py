@@ -318,8 +318,8 @@ class Evaluator:
         if early is not None:
             return early
         # an entry _refused accepted
-        root = self.frame_type(self, plan, None, plan.id + "/", plan.entries[entry], entry)
-        out = root.advance()
+        root = _new_frame(self.frame_type)
+        out = root.start(self, plan, None, plan.id + "/", plan.entries[entry], entry)
         if isinstance(out, FrameResult):  # no subgraph call: the common case, kept short
             return out
         return self._calls(root, plan.id, out)
@@ -343,10 +343,10 @@ class Evaluator:
             graph_id = plan.id
             start = -1 if graph_id in active else plan.entries.get(wanted, -1)
             if start >= 0:
-                frame = frame_type(self, plan, path, prefix, start, wanted)
+                frame = _new_frame(frame_type)
                 frames.append(frame)
                 active.add(graph_id)
-                out = frame.advance()
+                out = frame.start(self, plan, path, prefix, start, wanted)
             else:
                 active_ids = [f.plan.id for f in frames]
                 refused = self._refused(plan.graph, wanted, active_ids, active)
@@ -378,7 +378,7 @@ class _Frame:
     """The fixpoint of one frame (one graph, one entry, one call path).
 
     It reads its graph through the graph's plan (:mod:`.plans`): node fields by
-    position, edges as (edge, mask, target) triples, a subgraph node's key suffix made
+    position, edges as (flag, mask, target) triples, a subgraph node's key suffix made
     once per Program. Speed only (figures in :mod:`.plans`): 0.37 ms instead of 0.48 ms
     in the frames of 100 nested subgraph calls.
 
@@ -391,7 +391,6 @@ class _Frame:
         "children",
         "diagnostics",
         "dirty",
-        "edge_match",
         "entry",
         "ev",
         "match_count",
@@ -409,7 +408,7 @@ class _Frame:
     #: Whether the ``on_*`` hooks are called (:class:`~agent_graph.vm.trace.TracedFrame`).
     tracing: ClassVar[bool] = False
 
-    def __init__(
+    def start(
         self,
         ev: Evaluator,
         plan: GraphPlan,
@@ -417,23 +416,33 @@ class _Frame:
         prefix: str,
         start: int,
         entry: str,
-    ) -> None:
-        """A frame that has reached ``start``, the node ``entry`` names; :meth:`advance`
-        runs it to its first child request (a tuple) or its result."""
+    ) -> ChildRequest | FrameResult:
+        """Set up a frame (made by :func:`_new_frame`) that has reached ``start``, the node
+        ``entry`` names, and run it to its first child request (a tuple) or its result.
+
+        Speed only, in place of ``__init__`` and a call of :meth:`advance`: CPython 3.11
+        calls a class with an ``__init__`` through C, a method from Python inline. 100 nested
+        subgraph calls (``benchmarks/compare.py nested``) take 0.96-0.97 of the time with
+        ``__init__`` (half done, all done, 99 done); the one flags array of nodes and edges
+        and the repeat queue made on demand take 0.97 of it without them (least of 30 x 30
+        in process, interleaved, load average about 4).
+        """
         self.ev = ev
         self.plan = plan
         self.path = path
         self.prefix = prefix  # frame_key(graph.id, call path) + "/", built by the parent
         self.entry = entry
         self.outcome = plan.blank.copy()
+        # which nodes are reached, then (from the node count on) which edges match
         self.reached_flag = reached_flag = plan.zeros.copy()
         reached_flag[start] = 1  # the entry is reached
-        self.edge_match = plan.edge_zeros.copy()
         self.match_count = plan.counts.copy()
         # unreached nodes whose count of matching incoming edges moved (a node once per
         # move: the join pass skips the ones it has reached)
         self.dirty: list[int] = []
-        self.repeat_queue: list[int] = []  # repeat edges armed for the coming repeat pass
+        # repeat edges armed for the coming repeat pass, made by the first one armed (most
+        # frames arm none; speed only, figures above)
+        self.repeat_queue: list[int] | None = None
         self.children: dict[int, FrameResult] | None = None  # made by the first call
         self.diagnostics: list[Diagnostic] = []
         # the nodes being decided in this pass, and where a subgraph call stopped it; the
@@ -441,6 +450,7 @@ class _Frame:
         # join pass extends that only after the outcome pass is over)
         self.need = self.reached = [start]
         self.position = 0
+        return self.advance()
 
     # -- the trace's hooks (called only when ``tracing``) ---------------------------------
 
@@ -465,7 +475,7 @@ class _Frame:
         self.outcome[index] = outcome
         node = self.plan.nodes[index]
         bit = _OUTCOME_BIT.get(outcome, 0)
-        edge_match = self.edge_match
+        edge_match = self.reached_flag  # an edge's flag is after the nodes'
         for e, mask, target in node[N_OUT]:
             if mask & bit:
                 if edge_match[e]:
@@ -481,7 +491,10 @@ class _Frame:
                 self.dirty.append(target)
         for e, mask in node[N_REPEATS]:
             if mask & bit:
-                heapq.heappush(self.repeat_queue, e)
+                queue = self.repeat_queue
+                if queue is None:
+                    queue = self.repeat_queue = []
+                heapq.heappush(queue, e)
 
     def reach(self, index: int, edge: int | None = None) -> None:
         self.reached_flag[index] = 1
@@ -505,7 +518,7 @@ class _Frame:
 
     def repeat_pass(self) -> None:
         edges, outcome = self.plan.graph.edges, self.outcome
-        queue, self.repeat_queue = self.repeat_queue, []
+        queue, self.repeat_queue = self.repeat_queue or [], None
         heapq.heapify(queue)
         deferred: list[int] = []
         position = -1
@@ -525,13 +538,14 @@ class _Frame:
                 self.set_outcome(target, PENDING, e)
                 # the reference's in-place scan sees edges armed by this reset only when they
                 # come later in declaration order; the others wait for the next pass
-                for armed in self.repeat_queue:
+                armed_now: list[int] = self.repeat_queue or []  # armed by set_outcome
+                for armed in armed_now:
                     if armed > position:
                         heapq.heappush(queue, armed)
                     else:
                         deferred.append(armed)
-                self.repeat_queue = []
-        self.repeat_queue = deferred
+                self.repeat_queue = None
+        self.repeat_queue = deferred or None
 
     def resume(self, child: FrameResult) -> ChildRequest | FrameResult:
         """Go on with the result of the child frame the last request asked for."""
@@ -585,8 +599,9 @@ class _Frame:
         prefix, recorded_outcomes = self.prefix, ev.outcomes
         short = len(prefix) < _LONG_PREFIX  # Evaluator.recorded, inlined
         plans, keys = ev.plans, plan.keys  # Plans.key where the key is not kept yet
-        outcomes, edge_match, match_count = self.outcome, self.edge_match, self.match_count
+        outcomes, match_count = self.outcome, self.match_count
         reached_flag, dirty, tracing = self.reached_flag, self.dirty, self.tracing
+        edge_match = reached_flag  # an edge's flag is after the nodes'
         outcome: Outcome
         while True:
             while position < len(need):
@@ -646,8 +661,12 @@ class _Frame:
                         match_count[target] += 1
                         if not reached_flag[target]:
                             dirty.append(target)
-                    for e in repeats:
-                        heapq.heappush(self.repeat_queue, e)
+                    if repeats:
+                        queue = self.repeat_queue
+                        if queue is None:
+                            queue = self.repeat_queue = []
+                        for e in repeats:
+                            heapq.heappush(queue, e)
                 position += 1
             if self.repeat_queue:
                 self.repeat_pass()
@@ -677,7 +696,7 @@ class _Frame:
     def finish(self) -> FrameResult:
         nodes, outcomes, children = self.plan.nodes, self.outcome, self.children
         # the first child's list is taken over, not copied: its result is read only here.
-        # Speed only (with need sharing reached in start): 100 nested subgraph calls half
+        # Speed only (with need sharing reached in start()): 100 nested subgraph calls half
         # done 0.96-0.98 of the time (least of 30 x 30 in process, interleaved)
         candidates: list[Candidate] | None = None
         call_path: tuple[str, ...] | None = None  # made for the first candidate
@@ -745,6 +764,8 @@ class _Frame:
 
 
 Evaluator.frame_type = _Frame
+#: A frame with nothing set yet: :meth:`_Frame.start` sets it up.
+_new_frame: Final[Callable[[type[_Frame]], _Frame]] = object.__new__
 
 
 # -- outcome keys that name nothing ------------------------------------------------------

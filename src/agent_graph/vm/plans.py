@@ -4,9 +4,9 @@ A frame reads the same few fields of every node it decides, and the IR's records
 answer an attribute read through a descriptor (about 19 ns against 7 ns for a tuple
 index on CPython 3.11) and an edge's mask and target only through the edge record. A
 plan holds each node's fields as one plain tuple (read by the ``N_*`` positions
-below), its outgoing edges as ``(edge, mask, target)`` triples and, for a subgraph
-node, the call-path segment and state-key suffix its child frames start from, so
-that no frame builds them again.
+below), its outgoing edges as ``(flag, mask, target)`` triples (``flag``: where a frame
+keeps whether the edge matches) and, for a subgraph node, the call-path segment and
+state-key suffix its child frames start from, so that no frame builds them again.
 
 Speed only. With plans, the frame arrays copied from their blanks and call paths as
 ``(parent, segment)`` links, the frames of 100 nested subgraph calls (the "99 done"
@@ -31,7 +31,9 @@ N_SATISFIED: Final = 3
 #: the outcome of a node with no record and no satisfied check: a terminal's own
 #: outcome, else pending
 N_DEFAULT: Final = 4
-N_OUT: Final = 5  # ((edge, mask, target), ...) of the outgoing non-repeat edges
+#: ((flag, mask, target), ...) of the outgoing non-repeat edges, ``flag`` the edge's
+#: place in a frame's flags (the node count plus the edge's index)
+N_OUT: Final = 5
 N_REPEATS: Final = 6  # ((edge, mask), ...) of the outgoing repeat edges
 N_JOIN_ANY: Final = 7
 N_INCOMING: Final = 8  # how many non-repeat edges come in
@@ -40,7 +42,7 @@ N_SUBGRAPH: Final = 10  # the called graph's index (subgraph nodes), else NONE
 N_ENTRY: Final = 11  # the called entry, "" when none
 N_SEGMENT: Final = 12  # "<graph>/<node>": the call-path segment of its child frames
 N_SUFFIX: Final = 13  # "<node>><child graph>/": its child's state-key prefix, after ours
-#: outcome -> (((edge, target), ...) of the outgoing non-repeat edges it matches,
+#: outcome -> (((flag, target), ...) of the outgoing non-repeat edges it matches,
 #: (edge, ...) of the outgoing repeat edges it arms), for the outcomes that match any
 N_MATCHES: Final = 14
 
@@ -54,7 +56,6 @@ class GraphPlan:
     __slots__ = (
         "blank",
         "counts",
-        "edge_zeros",
         "entries",
         "graph",
         "id",
@@ -71,9 +72,10 @@ class GraphPlan:
         n = len(graph.nodes)
         # a frame's arrays start as copies of these (copying costs half of making them)
         self.blank: list[Outcome | None] = [None] * n  # its nodes' outcomes
-        self.zeros = bytearray(n)  # which nodes it reached
+        # which nodes it reached, then which edges match: one array to copy, not two
+        # (speed only; figures at ``_Frame.start``)
+        self.zeros = bytearray(n + len(graph.edges))
         self.counts = [0] * n  # each node's incoming edges that match
-        self.edge_zeros = bytearray(len(graph.edges))  # which edges match
         # the first entry of a name wins, as a scan of ``entrypoints`` finds it
         entries: dict[str, int] = {}
         for name, node_index in graph.entrypoints:
@@ -93,6 +95,7 @@ class GraphPlan:
 
 def _node_plan(graph_ids: tuple[str, ...], graph: r.Graph, node: r.Node) -> NodePlan:
     edges = graph.edges
+    n = len(graph.nodes)  # edge e's match flag is at n + e
     kind = node.kind
     segment = suffix = ""
     if kind == r.SUBGRAPH:
@@ -101,7 +104,7 @@ def _node_plan(graph_ids: tuple[str, ...], graph: r.Graph, node: r.Node) -> Node
     terminal = kind == r.TERMINAL
     matches: dict[str, tuple[tuple[tuple[int, int], ...], tuple[int, ...]]] = {}
     for outcome, bit in r.OUTCOME_BIT.items():
-        out = tuple((e, edges[e].target) for e in node.outgoing if edges[e].mask & bit)
+        out = tuple((n + e, edges[e].target) for e in node.outgoing if edges[e].mask & bit)
         repeats = tuple(e for e in node.repeats if edges[e].mask & bit)
         if out or repeats:
             matches[outcome] = (out, repeats)
@@ -111,7 +114,7 @@ def _node_plan(graph_ids: tuple[str, ...], graph: r.Graph, node: r.Node) -> Node
         node.requires,
         None if terminal else node.satisfied_by,
         (node.terminal_outcome or "pending") if terminal else "pending",
-        tuple((e, edges[e].mask, edges[e].target) for e in node.outgoing),
+        tuple((n + e, edges[e].mask, edges[e].target) for e in node.outgoing),
         tuple((e, edges[e].mask) for e in node.repeats),
         node.join_any,
         len(node.incoming),

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ..ir import records as r
-from .evaluate import Evaluator, FrameResult, _Frame, call_path_tuple
+from .evaluate import ChildRequest, Evaluator, FrameResult, _Frame, call_path_tuple
 from .facts import MISSING, all_match, check_matches, get_fact
 
 if TYPE_CHECKING:
@@ -228,7 +228,7 @@ class TracedFrame(_Frame):
     ev: TracingEvaluator
     tracing = True
 
-    def __init__(
+    def start(
         self,
         ev: Evaluator,
         plan: GraphPlan,
@@ -236,20 +236,21 @@ class TracedFrame(_Frame):
         prefix: str,
         start: int,
         entry: str,
-    ) -> None:
-        super().__init__(ev, plan, path, prefix, start, entry)
+    ) -> ChildRequest | FrameResult:
         assert isinstance(ev, TracingEvaluator)
-        self.ev = ev
+        # recorded before the plain frame's start runs it
         self.record = ev.new_frame(plan.graph, entry, path, prefix)
         self.record.nodes[start] = NodeTrace(start, _ENTRY, [])  # the plain frame reached it
+        return super().start(ev, plan, path, prefix, start, entry)
 
     def on_reach(self, index: int, edge: int | None) -> None:
         graph = self.plan.graph
-        if edge is not None:  # (the entry is reached by __init__)
+        if edge is not None:  # (the entry is reached by start)
             how = Reach("repeat", (edge,), (self.outcome[graph.edges[edge].source],))
         else:  # the join pass: the incoming edges that match now (all of them for join: all)
-            edges, outcome, match = graph.edges, self.outcome, self.edge_match
-            matched = tuple([e for e in graph.nodes[index].incoming if match[e]])
+            edges, outcome, flags = graph.edges, self.outcome, self.reached_flag
+            n = len(outcome)  # edge e's match flag is at n + e
+            matched = tuple([e for e in graph.nodes[index].incoming if flags[n + e]])
             how = Reach("join", matched, tuple([outcome[edges[e].source] for e in matched]))
         self.record.nodes[index] = NodeTrace(index, how, [])
 
@@ -306,7 +307,7 @@ class TracedFrame(_Frame):
         record = self.record
         record.order = list(self.reached)
         record.outcomes = list(self.outcome)
-        record.edge_match = bytes(self.edge_match)
+        record.edge_match = bytes(self.reached_flag[len(self.outcome) :])
         record.status = result.status
         record.outcome = result.outcome
         for index, seen in record.nodes.items():

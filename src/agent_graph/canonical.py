@@ -33,9 +33,8 @@ under ``zh_CN`` sorts Han by pinyin, ``sv_SE`` puts å ä ö after z).
 
 from __future__ import annotations
 
-# hashlib is imported where a digest is taken: it is 3.2 ms of CPU to import (OpenSSL),
-# and a cold agc flow check, which takes none, loads this module
 import contextlib
+import hashlib
 import math
 import operator
 import re
@@ -707,8 +706,6 @@ def stable_stringify(value: Any) -> str:
 
 def digest_bytes(b: bytes) -> str:
     """``sha256:`` + hex SHA-256 of ``b``."""
-    import hashlib
-
     return "sha256:" + hashlib.sha256(b).hexdigest()
 
 
@@ -721,8 +718,6 @@ def digest_text(s: str) -> str:
     if data is None:
         fixed = s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
         data = fixed.encode("utf-8")
-    import hashlib
-
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
@@ -843,8 +838,6 @@ def digest_canonical_texts(*texts: str) -> str:
     into one larger text costs more than hashing it. Each text must start and end on
     JSON punctuation, so no surrogate pair is split between two of them.
     """
-    import hashlib
-
     digest = hashlib.sha256()
     for text in texts:
         try:
@@ -865,8 +858,6 @@ def digest_canonical(text: str) -> str:
         data = text.encode()
     except UnicodeEncodeError:  # lone surrogates, escaped as stable_stringify does
         data = _escape_lone_surrogates(text).encode()
-    import hashlib
-
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 

@@ -8,7 +8,7 @@ import weakref
 
 import pytest
 
-from agent_graph.collector import PROMOTE_AT, collector_paused
+from agent_graph.collector import collector_paused
 
 
 class _Node:
@@ -45,17 +45,19 @@ def test_back_on_after_an_error() -> None:
 
 def test_a_big_pause_promotes_what_it_built_and_cycles_are_still_collected() -> None:
     gc.collect()
+    threshold = gc.get_threshold()[0]
     with collector_paused():
-        built = [[index] for index in range(PROMOTE_AT + 10)]
+        # past the young generation's threshold: enough that its collection would run
+        built = [[index] for index in range(threshold * 2)]
         first, second = _Node(), _Node()
         first.other, second.other = second, first  # a cycle made during the pause
         probe = weakref.ref(first)
         del first, second
-    assert gc.get_count()[0] < PROMOTE_AT  # the young generation did not keep them
+    assert gc.get_count()[0] < threshold // 2  # the young generation did not keep them
     assert probe() is not None  # a cycle waits for a collection ...
     gc.collect()
     assert probe() is None  # ... and the next full one frees it
-    assert len(built) == PROMOTE_AT + 10
+    assert len(built) == threshold * 2
 
 
 def test_a_small_pause_leaves_the_generations_alone() -> None:

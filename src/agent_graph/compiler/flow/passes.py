@@ -58,27 +58,24 @@ def find_entry(state: FlowState) -> None:
 
 
 # Reading, checking and lowering build many small objects and no cycles: the cyclic
-# collector would rescan them for nothing (agent_graph.collector). They go to the oldest
-# generation at any count: below PROMOTE_AT, the young collection that follows each pause
-# scanned them all (a 1,000-node Flow's check: 4 ms of its 44).
-_PROMOTE = 0
+# collector would rescan them for nothing (agent_graph.collector).
 
 
 def read_entry(state: FlowState) -> None:
     assert state.root is not None
     state.closure = Closure(state.root.parent)
-    with collector_paused(_PROMOTE):
+    with collector_paused():
         first = read_package(state.root, state.closure.base, state.root.name, child=False)
     state.closure.packages[first.id] = first
 
 
 def check_entry(state: FlowState) -> None:
-    with collector_paused(_PROMOTE):
+    with collector_paused():
         check_package(state.loaded.root, state.strict)
 
 
 def load_closure(state: FlowState) -> None:
-    with collector_paused(_PROMOTE):
+    with collector_paused():
         load_children(state.loaded, state.strict)
 
 
@@ -93,7 +90,7 @@ def lower(state: FlowState) -> None:
     # lowering is loaded here, not with the passes: agc flow check stops before it
     from .lower import lower as lower_closure
 
-    with collector_paused(_PROMOTE):
+    with collector_paused():
         state.record = lower_closure(state.loaded)
 
 

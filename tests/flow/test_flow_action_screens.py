@@ -1,0 +1,64 @@
+"""The action reader's one-search screens stand for the checks they let it skip.
+
+``actions._NOTABLE`` decides whether a command or argument is looked at further (absolute
+path, a script, a path under scripts/); it must hold exactly when one of those three
+checks does, or a warning would be lost (or a string looked at for nothing). An Agent
+prompt with no ``](`` skips the link scan; with and without a link its pieces are the
+same ones the full reading gives.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agent_graph.compiler.flow import actions
+from agent_graph.compiler.flow.findings import Findings
+from agent_graph.compiler.flow.markdown import Fence
+from agent_graph.compiler.flow.resources import PackageFiles
+
+_PARTS = ["scripts/", "scripts", "/", "~", "C:\\", "c:/", "./", "=", ":", ",", " ", "\t", "a",
+          "x.mjs", "-", "{outcome}", "\n"]  # fmt: skip
+
+
+def _screened(text: str) -> bool:
+    return bool(
+        text.startswith("scripts/")
+        or actions._ABSOLUTE.match(text)
+        or actions._LOOKS_LIKE_SCRIPT.search(text)
+    )
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(_PARTS), max_size=6).map("".join) | st.text(max_size=12))
+def test_notable_is_the_three_checks(text: str) -> None:
+    assert bool(actions._NOTABLE.search(text)) == _screened(text)
+
+
+def test_notable_on_fixed_strings() -> None:
+    for text in ["node", "scripts/a.mjs", "--x=scripts/a.mjs", "./scripts/run.sh", "/bin/sh",
+                 "~/x", "C:\\x", "scripts", "myscripts/x", "a scripts/ b", "-e"]:  # fmt: skip
+        assert bool(actions._NOTABLE.search(text)) == _screened(text), text
+
+
+def _pieces(body: str, tmp_path: Path) -> list[tuple[str, str, str]]:
+    fence = Fence(3, 1, actions.AGENT_NEW, 4, body, 4, True)
+    action = actions.read_action(fence, PackageFiles(tmp_path), Findings("FLOW.md", "x"), True)
+    return [(piece.kind, piece.text, piece.fragment) for piece in action.prompt]
+
+
+def test_prompt_pieces_with_and_without_links(tmp_path: Path) -> None:
+    (tmp_path / "references").mkdir()
+    (tmp_path / "references" / "a.md").write_text("a", encoding="utf-8")
+    assert _pieces("Do {outcome} then {outcome}.", tmp_path) == [
+        ("text", "Do ", ""), ("outcome", "", ""), ("text", " then ", ""), ("outcome", "", ""),
+        ("text", ".", ""),
+    ]  # fmt: skip
+    assert _pieces("Read [a](references/a.md#top) and {outcome}", tmp_path) == [
+        ("text", "Read [a](", ""), ("resource", "references/a.md", "#top"),
+        ("text", ") and ", ""), ("outcome", "", ""),
+    ]  # fmt: skip
+    # a placeholder inside a link target stays text of the target
+    assert _pieces("[x](references/{outcome}.md) {outcome}", tmp_path)[-1] == ("outcome", "", "")

@@ -81,12 +81,12 @@ def unhashable_files(root: Path) -> list[Unhashable]:
     return _unhashable(*_counted(root))
 
 
-def _unhashable(counted: list[tuple[str, Path]], problems: list[Unhashable]) -> list[Unhashable]:
+def _unhashable(counted: list[tuple[str, str]], problems: list[Unhashable]) -> list[Unhashable]:
     problems = list(problems)
     total = 0
     for relative, path in counted:
         try:
-            size = path.stat().st_size
+            size = os.stat(path).st_size
             os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
         except OSError as error:
             reason = error.strerror or type(error).__name__
@@ -114,29 +114,37 @@ def _unhashable(counted: list[tuple[str, Path]], problems: list[Unhashable]) -> 
     return sorted(problems, key=lambda item: item.path)
 
 
-def _counted(root: Path) -> tuple[list[tuple[str, Path]], list[Unhashable]]:
-    """FLOW.md and the regular files under references/ and scripts/, by relative path;
-    and the directories that cannot be listed and the names that are not UTF-8 (the
-    fingerprint is UTF-8 JSON), which are not skipped silently."""
-    found: list[tuple[str, Path]] = [("FLOW.md", root / "FLOW.md")]
+def _counted(root: Path) -> tuple[list[tuple[str, str]], list[Unhashable]]:
+    """FLOW.md and the regular files under references/ and scripts/, by relative path
+    (each with its full path); and the directories that cannot be listed and the names
+    that are not UTF-8 (the fingerprint is UTF-8 JSON), which are not skipped silently.
+
+    Paths are strings, not :class:`Path` objects: ``agc flow check`` of the repository's
+    115 small packages spent 5.2 ms here with a Path made and made relative per file.
+    """
+    top_dir = os.fspath(root)
+    prefix = top_dir.rstrip(os.sep) + os.sep
+    cut = len(prefix)
+    found: list[tuple[str, str]] = [("FLOW.md", prefix + "FLOW.md")]
     problems: list[Unhashable] = []
     for top in RESOURCE_DIRS:
-        base = root / top
-        if base.is_symlink() or not base.is_dir():
+        base = prefix + top
+        if os.path.islink(base) or not os.path.isdir(base):
             continue
         stack = [base]
         while stack:
             current = stack.pop()
             try:
-                entries = list(os.scandir(current))
+                with os.scandir(current) as listing:
+                    entries = list(listing)
             except OSError as error:
                 reason = f"the directory cannot be listed: {error.strerror or error}"
-                shown = _shown(current.relative_to(root).as_posix()) + "/"
+                shown = _shown(_posix(current[cut:])) + "/"
                 problems.append(Unhashable(shown, codes.FILE_READ_FAILED, reason))
                 continue
             for entry in entries:
-                path = Path(entry.path)
-                relative = path.relative_to(root).as_posix()
+                path = entry.path
+                relative = _posix(path[cut:])
                 if _shown(relative) != relative:
                     reason = "its name is not UTF-8 text, and the fingerprint records names"
                     problems.append(
@@ -147,13 +155,17 @@ def _counted(root: Path) -> tuple[list[tuple[str, Path]], list[Unhashable]]:
                     stack.append(path)
                     continue
                 if entry.is_symlink():
-                    real = Path(os.path.realpath(path))
-                    if root not in real.parents or not real.is_file():
+                    real = os.path.realpath(path)
+                    if not real.startswith(prefix) or not os.path.isfile(real):
                         continue
                 elif not entry.is_file(follow_symlinks=False):
                     continue
                 found.append((relative, path))
     return sorted(found), problems
+
+
+def _posix(relative: str) -> str:
+    return relative if os.sep == "/" else relative.replace(os.sep, "/")
 
 
 def _shown(relative: str) -> str:
@@ -162,7 +174,7 @@ def _shown(relative: str) -> str:
     return relative.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _sha256(path: Path) -> str | None:
+def _sha256(path: str) -> str | None:
     """The file's sha256, streamed; None when it holds more than :data:`MAX_FILE_BYTES`
     by the time it is read (it grew after the check) or cannot be read."""
     import hashlib

@@ -62,3 +62,30 @@ def test_prompt_pieces_with_and_without_links(tmp_path: Path) -> None:
     ]  # fmt: skip
     # a placeholder inside a link target stays text of the target
     assert _pieces("[x](references/{outcome}.md) {outcome}", tmp_path)[-1] == ("outcome", "", "")
+
+
+def test_resolve_is_realpath_below_a_real_root(tmp_path: Path) -> None:
+    """``resources._resolve`` looks only below the (real) package root; it must give what
+    ``os.path.realpath`` and a regular-file check give, links and missing parts included."""
+    import os
+
+    from agent_graph.compiler.flow import resources
+
+    root = tmp_path / "pkg"
+    (root / "scripts" / "deep").mkdir(parents=True)
+    (root / "scripts" / "a.mjs").write_text("", encoding="utf-8")
+    (root / "scripts" / "deep" / "b.mjs").write_text("", encoding="utf-8")
+    (tmp_path / "outside.mjs").write_text("", encoding="utf-8")
+    (root / "scripts" / "link.mjs").symlink_to(root / "scripts" / "a.mjs")
+    (root / "scripts" / "out.mjs").symlink_to(tmp_path / "outside.mjs")
+    (root / "scripts" / "dirlink").symlink_to(root / "scripts" / "deep", target_is_directory=True)
+    (root / "scripts" / "dangling.mjs").symlink_to(root / "scripts" / "none.mjs")
+    (root / "scripts" / "loop.mjs").symlink_to(root / "scripts" / "loop.mjs")
+    real_root = os.path.realpath(root)
+    for path in ["scripts/a.mjs", "scripts/deep/b.mjs", "scripts/link.mjs", "scripts/out.mjs",
+                 "scripts/dirlink/b.mjs", "scripts/dangling.mjs", "scripts/none.mjs",
+                 "scripts/no/such/x.mjs", "scripts/a.mjs/x.mjs", "scripts/deep",
+                 "scripts/dirlink", "scripts/loop.mjs"]:  # fmt: skip
+        segments = path.split("/")
+        expected = os.path.realpath(os.path.join(real_root, *segments))
+        assert resources._resolve(real_root, segments) == (expected, os.path.isfile(expected)), path

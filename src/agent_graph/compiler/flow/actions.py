@@ -13,6 +13,7 @@ import re
 from bisect import bisect_right
 from collections import namedtuple
 from collections.abc import Callable
+from functools import partial
 
 from ... import codes
 from ...frozen import field, record, slotted
@@ -143,18 +144,16 @@ def _agent(action: Action, block: _Block, files: PackageFiles, findings: Finding
         start = match.start(1)
         target = raw[1:-1] if raw.startswith("<") else raw
         target_at = start + (1 if raw.startswith("<") else 0)
-        line, column = block.at(target_at)
         if _ABSOLUTE.match(target):
             findings.warning(
                 codes.FLOW_ABSOLUTE_PATH,
                 f"link target {target!r} is a machine-specific absolute path",
-                line,
-                column,
+                *block.at(target_at),
             )
         if not target.startswith("references/"):
             continue
         path, hashmark, fragment = target.partition("#")
-        if files.reference(path, line, column, findings):
+        if files.reference(path, partial(block.at, target_at), findings):
             cuts.append((start, match.end(1), Piece("resource", path, hashmark + fragment)))
     for match in templates.PLACEHOLDER.finditer(text):
         if match.group(1) is None:
@@ -416,29 +415,34 @@ def _args(
     files: PackageFiles,
     findings: Findings,
 ) -> None:
-    quotes: list[int] | None = None
+    quotes: list[int] = []
     kept = action.args
     notable = _NOTABLE.search
     outcome = templates.OUTCOME
+
+    def place(index: int) -> tuple[int, int]:
+        """Where argument ``index`` stands: found on the first finding, since the args
+        member's place is the lexer's to find (a good script argument needs none)."""
+        if not quotes:
+            key = _top_key(parsed.lexed, "args")
+            # Each argument's opening quote, in order: the strings after the args member.
+            body = action.fence.body
+            quotes.extend(_string_offsets(body, key.value_offset if key else 0, len(args)))
+        return block.at(quotes[index]) if index < len(quotes) else block.at(0)
+
     for index, arg in enumerate(args):
         if not notable(arg):
             kept.append(Arg(tuple(arg.split(outcome)), None))
             continue  # nothing to say about it, so no need to know where it stands
-        if quotes is None:
-            key = _top_key(parsed.lexed, "args")
-            # Each argument's opening quote, in order: the strings after the args member.
-            quotes = _string_offsets(action.fence.body, key.value_offset if key else 0, len(args))
-        line, column = block.at(quotes[index]) if index < len(quotes) else block.at(0)
         if _ABSOLUTE.match(arg):
             findings.warning(
                 codes.FLOW_ABSOLUTE_PATH,
                 f"argument {arg!r} is a machine-specific absolute path",
-                line,
-                column,
+                *place(index),
             )
         script = None
         if arg.startswith("scripts/"):
-            if files.script(arg, line, column, findings):
+            if files.script(arg, partial(place, index), findings):
                 script = arg
             else:
                 action.valid = False
@@ -447,10 +451,9 @@ def _args(
                 codes.RESOURCE_PATH_NOT_MAPPED,
                 f"argument {arg!r} names a path under scripts/ but is not mapped: only an "
                 "argument that is exactly scripts/….mjs is resolved in the package",
-                line,
-                column,
+                *place(index),
             )
-        action.args.append(Arg(tuple(arg.split(templates.OUTCOME)), script))
+        kept.append(Arg(tuple(arg.split(outcome)), script))
 
 
 def _string_offsets(text: str, start: int, count: int) -> list[int]:

@@ -9,7 +9,7 @@ import random
 from agent_graph import codes
 from agent_graph.compiler.flow.document import read_document
 from agent_graph.compiler.flow.findings import Findings
-from agent_graph.compiler.flow.markdown import Fence, Heading, scan
+from agent_graph.compiler.flow.markdown import Fence, Heading, scan, split_lines
 
 PIECES = [
     "# Title", "## Node", "## Other", "### ok", "### fail", "#### deep", "prose", "", "  ",
@@ -20,8 +20,7 @@ PIECES = [
 
 def _expected(text: str) -> tuple[list[str], int]:
     """Each result's description by the definition, and how many fences are left open."""
-    found = scan(text)
-    lines, items = found.lines, found.items
+    lines, items = split_lines(text), scan(text).items
     starts = [item.line for item in items if isinstance(item, Heading)] + [len(lines) + 1]
     descriptions = []
     section = False

@@ -86,20 +86,27 @@ def _front_matter(found: Scan, findings: Findings) -> tuple[str | None, str | No
 
 def _graph(
     items: list[Item], findings: Findings
-) -> tuple[mermaid.Graph | None, Fence | None, int, int]:
-    blocks = [item for item in items if isinstance(item, Fence) and item.info == "mermaid"]
+) -> tuple[mermaid.Graph | None, int | None, int, int]:
+    """The graph, the index of its block among the items, and where its header is."""
+    blocks = [
+        index
+        for index, item in enumerate(items)
+        if isinstance(item, Fence) and item.info == "mermaid"
+    ]
     if not blocks:
         findings.error(codes.FLOW_GRAPH_COUNT, "FLOW.md has no ```mermaid block with the graph")
         return None, None, 1, 1
-    for extra in blocks[1:]:
+    block = items[blocks[0]]
+    assert isinstance(block, Fence)
+    for index in blocks[1:]:
+        extra = items[index]
         findings.error(
             codes.FLOW_GRAPH_COUNT,
-            f"a second ```mermaid block (the graph is at line {blocks[0].line}); "
+            f"a second ```mermaid block (the graph is at line {block.line}); "
             "a FLOW.md has exactly one",
             extra.line,
             extra.column,
         )
-    block = blocks[0]
     first_heading = None
     for item in items:  # in document order: only those before the block can come before it
         if item.line >= block.line:
@@ -116,7 +123,7 @@ def _graph(
             block.column,
         )
     if not block.closed:
-        return None, block, block.line, block.column
+        return None, blocks[0], block.line, block.column
     body = block.body.split("\n") if block.body else []
     start = next((i for i, text in enumerate(body) if text.strip()), None)
     if start is None:
@@ -126,7 +133,7 @@ def _graph(
             block.line,
             block.column,
         )
-        return None, block, block.line, block.column
+        return None, blocks[0], block.line, block.column
     header_line = block.body_line + start
     header = body[start]
     header_column = len(header) - len(header.lstrip()) + 1
@@ -146,22 +153,24 @@ def _graph(
             line,
             column,
         )
-    return graph, block, header_line, header_column
+    return graph, blocks[0], header_line, header_column
 
 
-def _sections(
-    items: list[Item], lines: list[str], graph_block: Fence | None, findings: Findings
-) -> list[Section]:
+def _sections(found: Scan, block_index: int | None, findings: Findings) -> list[Section]:
     """The node sections, each result with its description: its text up to the next
     heading, trimmed (C.15). One pass over the items (a second for the descriptions and
-    a third for an open fence cost a 1,000-node Flow's 6,400 items 0.5 ms more)."""
+    a third for an open fence cost a 1,000-node Flow's 3,400 items 0.5 ms more)."""
+    text, items = found.text, found.items
+    graph_block = items[block_index] if block_index is not None else None
+    block = found.spans[block_index] if block_index is not None else None
     sections: list[Section] = []
     current: Section | None = None
     result: Result | None = None
-    for item in items:
+    after = 0  # where the open result's text starts: the end of its heading's line
+    for item, (start, end) in zip(items, found.spans, strict=True):
         if isinstance(item, Heading):
             if result is not None:
-                result.description = "\n".join(lines[result.heading.line : item.line - 1]).strip()
+                _describe(result, text, after, start, block)
             if item.level == 2:
                 current, result = Section(item), None
                 sections.append(current)
@@ -174,7 +183,7 @@ def _sections(
                         item.line,
                     )
                     continue
-                result = Result(item, False)
+                result, after = Result(item, False), end
                 current.results.append(result)
             else:
                 result = None
@@ -183,10 +192,10 @@ def _sections(
             continue
         if result is not None:
             result.described = True
-        elif isinstance(item, Fence):
+        else:
             current.fences.append(item)  # prose in the action area is ignored
     if result is not None:
-        result.description = "\n".join(lines[result.heading.line :]).strip()
+        _describe(result, text, after, len(text), block)
     # a fence left open runs to the end of the document, so only the last item can be one
     last = items[-1] if items else None
     if isinstance(last, Fence) and not last.closed:
@@ -200,11 +209,23 @@ def _sections(
     return sections
 
 
+def _describe(
+    result: Result, text: str, start: int, end: int, block: tuple[int, int] | None
+) -> None:
+    """A result's description, ``text[start:end]`` trimmed; and whether anything follows
+    its heading: a fence (already seen) or prose, which is whatever is not blank outside
+    the fences, and the only fence that can be there is the graph block."""
+    result.description = description = text[start:end].strip()
+    if description and not result.described:
+        if block is not None and start <= block[0] < end:
+            description = (text[start : block[0]] + text[block[1] : end]).strip()
+        result.described = bool(description)
+
+
 def read_document(text: str, findings: Findings) -> Document:
     """Parse ``text`` (BOM already removed), recording every structural finding."""
     found = scan(text)
-    lines = found.lines
     name, description = _front_matter(found, findings)
     graph, block, header_line, header_column = _graph(found.items, findings)
-    sections = _sections(found.items, lines, block, findings)
+    sections = _sections(found, block, findings)
     return Document(name, description, graph, header_line, header_column, sections)

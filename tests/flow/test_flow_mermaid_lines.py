@@ -14,6 +14,7 @@ nothing).
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -84,14 +85,14 @@ def test_the_pattern_is_assembled_from_the_grammars_terminals() -> None:
 
 @pytest.mark.parametrize("line", COMMON)
 def test_the_common_forms_are_read_without_lark(line: str) -> None:
-    graph = mermaid._by_lines([line], 7)
+    graph = mermaid._by_text("\n" + line, 7)
     assert graph is not None
     assert graph == lark_graph([line])
 
 
 def test_a_line_of_another_form_sends_the_block_to_lark() -> None:
     lines = ["a[A] --> b[B]", "a & b --> c", "b -->|x| c[C] %% no"]
-    assert mermaid._by_lines(lines, 3) is None
+    assert mermaid._by_text("".join("\n" + line for line in lines), 3) is None
     graph = mermaid.parse_body(lines, 3)
     assert graph == lark_graph(lines, 3)
     assert [(line, column) for _, line, column in graph.syntax_errors] == [(4, 3), (5, 15)]
@@ -102,7 +103,7 @@ def test_random_lines_the_pattern_takes_parse_alike_in_lark() -> None:
     taken = refused = edges = 0
     for index in range(6000):
         line = line_of(rng) if index % 3 else junk_of(rng)
-        fast = mermaid._by_lines([line], 7)
+        fast = mermaid._by_text("\n" + line, 7)
         if fast is None:
             refused += 1
             continue
@@ -127,6 +128,20 @@ def test_random_blocks_parse_alike_either_way() -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.sampled_from(sorted(set("".join(PIECES)))), max_size=30))
 def test_any_line_over_the_grammars_characters(line: str) -> None:
-    fast = mermaid._by_lines([line], 2)
+    fast = mermaid._by_text("\n" + line, 2)
     if fast is not None:
         assert fast == lark_graph([line], 2)
+
+
+def test_the_ref_terminal_takes_what_its_definition_takes() -> None:
+    """REF, written as runs of word characters for speed, takes at every position what
+    the grammar's comment defines: a word character, then word characters or hyphens not
+    followed by another hyphen, as many as there are."""
+    pattern = re.compile(mermaid_graph.terminals(mermaid_graph.grammar())["REF"])
+    definition = re.compile(r"\w(?:\w|-(?!-))*")
+    rng = random.Random(31)
+    for _ in range(20000):
+        text = "".join(rng.choice("ab1_--->ü. \t|[") for _ in range(rng.randint(0, 12)))
+        for at in range(len(text) + 1):
+            ours, defined = pattern.match(text, at), definition.match(text, at)
+            assert (ours and ours.group()) == (defined and defined.group()), (text, at)

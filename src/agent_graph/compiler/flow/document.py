@@ -124,9 +124,9 @@ def _graph(
         )
     if not block.closed:
         return None, blocks[0], block.line, block.column
-    body = block.body.split("\n") if block.body else []
-    start = next((i for i, text in enumerate(body) if text.strip()), None)
-    if start is None:
+    body = block.body
+    first = len(body) - len(body.lstrip())  # the first character that is not blank
+    if first == len(body):
         findings.error(
             codes.FLOW_GRAPH_DIRECTION,
             "the graph block is empty; it starts with 'flowchart TD'",
@@ -134,8 +134,13 @@ def _graph(
             block.column,
         )
         return None, blocks[0], block.line, block.column
-    header_line = block.body_line + start
-    header = body[start]
+    # the header is the line of that character, the statements are the lines after it
+    header_start = body.rfind("\n", 0, first) + 1
+    header_end = body.find("\n", first)
+    if header_end < 0:
+        header_end = len(body)
+    header_line = block.body_line + body.count("\n", 0, first)
+    header = body[header_start:header_end]
     header_column = len(header) - len(header.lstrip()) + 1
     if header.strip() != mermaid.HEADER:
         findings.error(
@@ -144,7 +149,7 @@ def _graph(
             header_line,
             header_column,
         )
-    graph = mermaid.parse_body(body[start + 1 :], header_line + 1)
+    graph = mermaid.parse_statements(body[header_end:], header_line + 1)
     for message, line, column in graph.syntax_errors:
         findings.error(
             codes.FLOW_GRAPH_SYNTAX,

@@ -52,9 +52,14 @@ __all__ = [
 HEADER: Final = "flowchart TD"
 
 
+#: A line the grammar's newline token swallows: blank, or a ``%%`` comment after blanks.
+_SKIPPED: Final = r"[ \t]*+(?:%%[^\n]*)?"
+
+
 @cache
 def line_pattern() -> re.Pattern[str]:
-    """One statement line: ``node`` or ``node --> label? node``, each node ``REF shape?``.
+    """One line of a block, at the ``\\n`` before it, up to the line's end: a statement,
+    ``node`` or ``node --> label? node`` with each node ``REF shape?``, or a skipped line.
 
     Each terminal is an atomic group, so it matches what lark's lexer would take at that
     point and never gives characters back. Where two terminals could start at one place
@@ -73,21 +78,11 @@ def line_pattern() -> re.Pattern[str]:
         )
 
     label = rf"(?P<bar>\|)(?P<label>(?>{t['LABEL_TEXT']}))?\|"
-    return re.compile(
+    statement = (
         rf"{blank}{node('0')}{blank}"
         rf"(?:(?P<arrow>-->){blank}(?:{label})?{blank}{node('1')}{blank})?"
     )
-
-
-#: A line the grammar's newline token swallows: blank, or a ``%%`` comment after blanks.
-_SKIPPED: Final = r"[ \t]*+(?:%%[^\n]*)?"
-
-
-@cache
-def _block_pattern() -> re.Pattern[str]:
-    """One line of a block, at the ``\\n`` before it: a statement of :func:`line_pattern`
-    or a skipped line, up to the line's end (what ``fullmatch`` on the line would take)."""
-    return re.compile(rf"\n(?:{line_pattern().pattern}|{_SKIPPED})$", re.MULTILINE)
+    return re.compile(rf"\n(?:{statement}|{_SKIPPED})$", re.MULTILINE)
 
 
 def parse_body(lines: list[str], first_line: int) -> Graph:
@@ -118,7 +113,7 @@ def _by_text(text: str, first_line: int) -> Graph | None:
     occurrences, edges = graph.occurrences, graph.edges
     line = first_line - 1
     at = 0  # where the next line's match must start
-    for found in _block_pattern().finditer(text):
+    for found in line_pattern().finditer(text):
         start = found.start()
         if start != at:
             return None  # the line at ``at`` is neither a statement nor skipped

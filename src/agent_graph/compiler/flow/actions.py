@@ -354,7 +354,7 @@ def _command(
             *_member_place(parsed, block, "args"),
         )
         action.valid = False
-    elif isinstance(args, list):
+    elif isinstance(args, list) and args:
         _args(action, block, parsed, args, files, findings)
     action.has_stdin = "stdin" in value
     text = action.fence.body

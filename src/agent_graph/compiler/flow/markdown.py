@@ -182,7 +182,9 @@ def scan(text: str) -> Scan:
         spans.append(found.span())
         if hashes is not None:
             title = rest.strip()
-            if title[-1:] == "#":  # a closing sequence, or text that only ends in one
+            # the heading's own reading takes off blanks, then a closing sequence, then
+            # all whitespace: only when this ends in "#" can the two differ
+            if title[-1:] == "#":
                 title = _title(rest)
             items.append(_make(Heading, (len(hashes), title, line, len(indent) + 1)))
             continue

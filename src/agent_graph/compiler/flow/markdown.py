@@ -190,7 +190,14 @@ def scan(text: str) -> Scan:
             continue
         if ticks is None:
             ticks, info, content, closer = tildes, t_info, t_content, t_closer
-        items.append(_make(Fence, _fence(line, indent, ticks, info, content, closer)))
+        if indent:
+            items.append(_make(Fence, _indented(line, indent, ticks, info, content, closer)))
+            continue
+        # a fence at the margin, read here rather than in a call (1,000 of them in a
+        # 1,000-node Flow: scan 4.19 -> 4.07 ms); its content lines are as they stand
+        column = len(ticks) + len(info) - len(info.lstrip()) + 1
+        fields = (line, 1, info.strip(), column, content[1:], line + 1, closer is not None)
+        items.append(_make(Fence, fields))
     return result
 
 
@@ -202,13 +209,13 @@ def _title(rest: str) -> str:
     return title.strip()
 
 
-def _fence(
+def _indented(
     line: int, indent: str, marks: str, rest: str, content: str, closer: str | None
 ) -> tuple[int, int, str, int, str, int, bool]:
-    """A :class:`Fence`'s fields from the groups of its match."""
+    """The fields of an indented :class:`Fence` from the groups of its match."""
     width = len(indent)
     body = content[1:]  # each content line comes after its "\n"
-    if width and body:  # an indented fence's content loses up to that indent
+    if body:  # and loses up to the fence's indent
         body = "\n".join(
             part[min(width, len(part) - len(part.lstrip(" "))) :] for part in body.split("\n")
         )

@@ -27,6 +27,7 @@ from agent_graph.compiler.flow.markdown import (
     Fence,
     FrontMatter,
     Heading,
+    end,
     front_matter,
     scan,
     split_lines,
@@ -57,7 +58,11 @@ class Text:
 Item = Fence | Heading | Text
 
 
-def line_scan(text: str) -> tuple[FrontMatter, list[str], list[Item]]:
+def line_scan(
+    text: str, last_lines: dict[int, int] | None = None
+) -> tuple[FrontMatter, list[str], list[Item]]:
+    """The front matter, lines and items; ``last_lines``, when given, gets each fence's
+    last line (its closer's, or the document's), by its first."""
     lines = split_lines(text)
     front = front_matter(lines)
     items: list[Item] = []
@@ -77,6 +82,8 @@ def line_scan(text: str) -> tuple[FrontMatter, list[str], list[Item]]:
         opening = _FENCE_OPEN.match(line) if rest[0] != "#" else None
         if opening is not None and not (opening.group(2)[0] == "`" and "`" in opening.group(3)):
             index = _fence(lines, index, opening, items)
+            if last_lines is not None:
+                last_lines[items[-1].line] = min(index, len(lines))
             prose = False
             continue
         heading = _HEADING.match(line) if rest[0] == "#" else None
@@ -246,17 +253,21 @@ def old_read_document(text: str, findings: Findings) -> Document:
 
 
 def check_alike(text: str) -> None:
-    front, lines, items = line_scan(text)
+    last_lines: dict[int, int] = {}
+    front, lines, items = line_scan(text, last_lines)
     found = scan(text)
     assert found.front == front, text
     assert found.items == [item for item in items if not isinstance(item, Text)], text
-    # the text and spans _sections reads descriptions from
+    # the text and offsets _sections reads descriptions from
     assert found.text == "\n" + "\n".join(lines) or (not lines and found.text == "\n"), text
-    assert len(found.spans) == len(found.items)
-    for item, (start, end) in zip(found.items, found.spans, strict=True):
+    assert len(found.starts) == len(found.items)
+    for item, start in zip(found.items, found.starts, strict=True):
         assert found.text[start] == "\n"
         assert found.text.count("\n", 0, start + 1) == item.line
-        assert end == len(found.text) or found.text[end] == "\n"
+        stop = end(found.text, start)
+        assert stop == len(found.text) or found.text[stop] == "\n"
+        last = last_lines[item.line] if isinstance(item, Fence) else item.line
+        assert found.text.count("\n", 0, stop) == last, text
     expected, got = Findings("FLOW.md", "x"), Findings("FLOW.md", "x")
     assert read_document(text, got) == old_read_document(text, expected), text
     assert got.items == expected.items, text

@@ -73,14 +73,14 @@ class FrontMatter:
 @slotted
 class Scan:
     """What :func:`scan` read. ``text`` is the document as its lines joined by ``\\n``,
-    with a ``\\n`` in front, so that every line starts at a ``\\n``; ``spans[i]`` is where
-    ``items[i]`` lies in it: from the ``\\n`` before its first line to the end of its
-    last (a heading's one line; a fence's opener, content and closer)."""
+    with a ``\\n`` in front, so that every line starts at a ``\\n``; ``starts[i]`` is
+    where ``items[i]`` starts in it: at the ``\\n`` before its first line (:func:`end`
+    says where it ends)."""
 
     front: FrontMatter
     text: str
     items: list[Item] = field(default_factory=list)
-    spans: list[tuple[int, int]] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)
 
 
 def split_lines(text: str) -> list[str]:
@@ -168,7 +168,7 @@ def scan(text: str) -> Scan:
     result = Scan(front, joined)
     if body >= len(joined):
         return result
-    items, spans = result.items, result.spans
+    items, starts = result.items, result.starts
     line = front.end + 1 if front.end is not None else 1  # the line at ``at``
     at = body
     count = joined.count
@@ -179,7 +179,9 @@ def scan(text: str) -> Scan:
         start = found.start()
         line += count("\n", at, start)
         at = start
-        spans.append(found.span())
+        # not the span, a tuple an item made and freed: what reads the items asks where
+        # few of them end (read_document of a 1,000-node Flow: 8.28 -> 8.21 ms)
+        starts.append(start)
         if hashes is not None:
             title = rest.strip()
             # the heading's own reading takes off blanks, then a closing sequence, then
@@ -199,6 +201,14 @@ def scan(text: str) -> Scan:
         fields = (line, 1, info.strip(), column, content[1:], line + 1, closer is not None)
         items.append(_make(Fence, fields))
     return result
+
+
+def end(text: str, start: int) -> int:
+    """Where the item that starts at ``start`` of a :class:`Scan`'s ``text`` ends: at the
+    end of its last line (a heading's one line; a fence's closer, or the document's end)."""
+    found = _ITEM.match(text, start)
+    assert found is not None  # ``start`` is an item's
+    return found.end()
 
 
 def _title(rest: str) -> str:

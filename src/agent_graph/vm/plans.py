@@ -8,8 +8,9 @@ below), its outgoing edges as ``(flag, mask, target)`` triples (``flag``: where 
 keeps whether the edge matches) and, for a subgraph node, the call-path segment and
 state-key suffix its child frames start from, so that no frame builds them again.
 
-Speed only. With plans, the frame arrays copied from their blanks and call paths as
-``(parent, segment)`` links, the frames of 100 nested subgraph calls (the "99 done"
+Speed only. With plans, the frame arrays copied from their blanks and call paths
+shared rather than copied per frame (then as ``(parent, segment)`` links, now as the
+evaluator's stack of segments), the frames of 100 nested subgraph calls (the "99 done"
 case of ``benchmarks/compare.py nested``) take 0.37 ms instead of 0.48 ms and the
 evaluation 0.53 ms instead of 0.65 ms; 50 calls ("half done") 0.21 ms instead of 0.27 ms
 (least of 400 runs, in process, 2-core machine, load average about 1).
@@ -61,6 +62,7 @@ class GraphPlan:
         "id",
         "keys",
         "nodes",
+        "prefix",
         "zeros",
     )
 
@@ -82,15 +84,19 @@ class GraphPlan:
             entries.setdefault(name, node_index)
         self.entries = entries
         self.nodes = tuple(_node_plan(graph_ids, graph, node) for node in graph.nodes)
-        #: (a frame's state-key prefix, node index) -> the node's state key, or for a
-        #: subgraph node its child frame's prefix (:meth:`Plans.key` adds them): each
-        #: evaluation finds the same string, its hash computed, where joining it would copy
-        #: and hash the whole call path again. Short prefixes only (the long ones go
-        #: through ``Evaluator._long_recorded``). Speed only: 100 nested subgraph calls
-        #: (``benchmarks/compare.py nested``) half done 0.141 ms instead of 0.146 ms, all
-        #: done 0.384 instead of 0.413 ms, 99 done 0.322 instead of 0.336 ms (least of
-        #: 200 x 20 in process, interleaved, load average 4); one frame ("fresh") 0.3 us more.
-        self.keys: dict[tuple[str, int], str] = {}
+        #: a frame's state-key prefix -> its key table: each node's state key, or for a
+        #: subgraph node its child frame's prefix, by node index (:meth:`Plans.key` fills
+        #: it): each evaluation finds the same string, its hash computed, where joining it
+        #: would copy and hash the whole call path again. Short prefixes only (the long
+        #: ones go through ``Evaluator._long_recorded``). Speed only: 100 nested subgraph
+        #: calls (``benchmarks/compare.py nested``) half done 0.141 ms instead of 0.146 ms,
+        #: all done 0.384 instead of 0.413 ms, 99 done 0.322 instead of 0.336 ms (least of
+        #: 200 x 20 in process, interleaved, load average 4), kept by (prefix, node index);
+        #: a table per prefix, one lookup per frame instead of a (prefix, index) tuple
+        #: hashed per node, took half done from 0.134 to 0.130 ms of frames.
+        self.keys: dict[str, list[str | None]] = {}
+        #: the root frame's prefix, made once
+        self.prefix = self.id + "/"
 
 
 def _node_plan(graph_ids: tuple[str, ...], graph: r.Graph, node: r.Node) -> NodePlan:
@@ -144,12 +150,22 @@ class Plans:
         self.made: list[GraphPlan | None] = [None] * len(graph_ids)
         self.key_characters = 0  # in the keys of all its plans
 
-    def key(self, keys: dict[tuple[str, int], str], prefix: str, index: int, tail: str) -> str:
-        """``prefix + tail``, kept in a plan's ``keys`` under ``(prefix, index)`` while
-        the plans keep fewer than :data:`KEY_CHARACTERS` characters."""
+    def table(self, plan: GraphPlan, prefix: str, keep: bool) -> list[str | None]:
+        """A frame's key table for ``prefix`` (nothing in it yet); with ``keep``, kept in
+        the plan's ``keys`` while the plans hold fewer than :data:`KEY_CHARACTERS`
+        characters (a table counts one a node)."""
+        table: list[str | None] = [None] * len(plan.blank)
+        if keep and self.key_characters < KEY_CHARACTERS:
+            plan.keys[prefix] = table
+            self.key_characters += len(table)
+        return table
+
+    def key(self, table: list[str | None], prefix: str, index: int, tail: str) -> str:
+        """``prefix + tail``, kept at ``index`` of ``table`` while the plans hold fewer than
+        :data:`KEY_CHARACTERS` characters."""
         key = prefix + tail
         if self.key_characters < KEY_CHARACTERS:
-            keys[prefix, index] = key
+            table[index] = key
             self.key_characters += len(key)
         return key
 

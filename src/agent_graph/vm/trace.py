@@ -20,11 +20,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ..ir import records as r
-from .evaluate import ChildRequest, Evaluator, FrameResult, _Frame, call_path_tuple
+from .evaluate import ChildRequest, Evaluator, FrameResult, _Frame
 from .facts import MISSING, all_match, check_matches, get_fact
 
 if TYPE_CHECKING:
-    from .evaluate import CallPath
     from .kinds import Outcome, StatusCode
     from .plans import GraphPlan
 
@@ -183,17 +182,11 @@ class TracingEvaluator(Evaluator):
         self.requester: tuple[int, int] | None = None  # (frame id, subgraph node index)
 
     def new_frame(
-        self, graph: r.Graph, entry: str, path: CallPath | None, prefix: str
+        self, graph: r.Graph, entry: str, call_path: tuple[str, ...], prefix: str
     ) -> FrameTrace:
         parent = self.requester
         self.requester = None
         caller = self.trace.frames[parent[0]] if parent is not None else None
-        if path is None:
-            call_path: tuple[str, ...] = ()
-        elif caller is not None:  # the caller's path and one segment: no walk to the root
-            call_path = (*caller.call_path, path[1])
-        else:
-            call_path = call_path_tuple(path)
         frame = FrameTrace(
             id=len(self.trace.frames),
             graph=graph,
@@ -215,7 +208,7 @@ class TracingEvaluator(Evaluator):
         early = Evaluator._refused(graph, entry, active_ids, active)
         if early is not None:
             # a frame that cannot start still is one the evaluation asked for
-            frame = self.new_frame(graph, entry, None, "")
+            frame = self.new_frame(graph, entry, (), "")
             frame.error = early.diagnostics[0].code
             frame.status = early.status
         return early
@@ -232,16 +225,15 @@ class TracedFrame(_Frame):
         self,
         ev: Evaluator,
         plan: GraphPlan,
-        path: CallPath | None,
         prefix: str,
         start: int,
         entry: str,
     ) -> ChildRequest | FrameResult:
         assert isinstance(ev, TracingEvaluator)
         # recorded before the plain frame's start runs it
-        self.record = ev.new_frame(plan.graph, entry, path, prefix)
+        self.record = ev.new_frame(plan.graph, entry, tuple(ev.segments), prefix)
         self.record.nodes[start] = NodeTrace(start, _ENTRY, [])  # the plain frame reached it
-        return super().start(ev, plan, path, prefix, start, entry)
+        return super().start(ev, plan, prefix, start, entry)
 
     def on_reach(self, index: int, edge: int | None) -> None:
         graph = self.plan.graph

@@ -27,10 +27,11 @@ def test_a_plan_is_made_once_and_mirrors_its_graph(tmp_path: Path) -> None:
         assert plan.id == graph.id
         assert plan.entries == dict(graph.entrypoints)
         n = len(graph.nodes)
-        assert len(plan.blank) == len(plan.counts) == n
+        # a frame's outcomes, then its nodes' counts of matching edges, then child results
+        assert plan.blank == [None] * n + [0] * n + [None] * n
         # a frame's flags: its nodes' (reached), then its edges' (matching)
         assert plan.zeros == bytearray(n + len(graph.edges))
-        for node, row in zip(graph.nodes, plan.nodes, strict=True):
+        for index, (node, row) in enumerate(zip(graph.nodes, plan.nodes, strict=True)):
             assert row[p.N_NODE] is node
             assert (row[p.N_KIND], row[p.N_ID], row[p.N_REQUIRES]) == (
                 node.kind,
@@ -38,11 +39,14 @@ def test_a_plan_is_made_once_and_mirrors_its_graph(tmp_path: Path) -> None:
                 node.requires,
             )
             edges = graph.edges
-            outgoing = [(n + e, edges[e].mask, edges[e].target) for e in node.outgoing]
+            outgoing = [
+                (n + e, edges[e].mask, edges[e].target, n + edges[e].target) for e in node.outgoing
+            ]
             assert list(row[p.N_OUT]) == outgoing
+            assert row[p.N_CHILD] == 2 * n + index
             for outcome, (out, repeats) in row[p.N_MATCHES].items():
                 bit = r.OUTCOME_BIT[outcome]
-                assert list(out) == [(f, t) for f, mask, t in outgoing if mask & bit]
+                assert list(out) == [(f, t, c) for f, mask, t, c in outgoing if mask & bit]
                 assert list(repeats) == [e for e in node.repeats if edges[e].mask & bit]
             assert row[p.N_INCOMING] == len(node.incoming)
             if node.kind == r.SUBGRAPH:

@@ -41,6 +41,7 @@ from ..ir.codec import graph_ids
 from .facts import all_match
 from .kinds import Availability, GateResolution, Outcome, StatusCode
 from .plans import (
+    N_CHILD,
     N_DEFAULT,
     N_ENTRY,
     N_ID,
@@ -380,13 +381,11 @@ class _Frame:
     """
 
     __slots__ = (
-        "children",
         "diagnostics",
         "dirty",
         "entry",
         "ev",
         "keys",
-        "match_count",
         "need",
         "outcome",
         "plan",
@@ -426,18 +425,19 @@ class _Frame:
             plan, prefix, len(prefix) < _LONG_PREFIX
         )
         self.entry = entry
+        # its nodes' outcomes, then their counts of matching incoming edges, then the
+        # results of the child frames its subgraph nodes called: one list to copy, not
+        # three and a dict (speed only; figures at ``GraphPlan.blank``)
         self.outcome = plan.blank.copy()
         # which nodes are reached, then (from the node count on) which edges match
         self.reached_flag = reached_flag = plan.zeros.copy()
         reached_flag[start] = 1  # the entry is reached
-        self.match_count = plan.counts.copy()
         # unreached nodes whose count of matching incoming edges moved (a node once per
         # move: the join pass skips the ones it has reached)
         self.dirty: list[int] = []
         # repeat edges armed for the coming repeat pass, made by the first one armed (most
         # frames arm none; speed only, figures above)
         self.repeat_queue: list[int] | None = None
-        self.children: dict[int, FrameResult] | None = None  # made by the first call
         self.diagnostics: list[Diagnostic] = []
         # the nodes being decided in this pass, and where a subgraph call stopped it; the
         # first pass decides the entry alone, so it shares the list of reached nodes (the
@@ -470,15 +470,16 @@ class _Frame:
         node = self.plan.nodes[index]
         bit = _OUTCOME_BIT.get(outcome, 0)
         edge_match = self.reached_flag  # an edge's flag is after the nodes'
-        for e, mask, target in node[N_OUT]:
+        counts = self.outcome  # a node's count is after the outcomes
+        for e, mask, target, count in node[N_OUT]:
             if mask & bit:
                 if edge_match[e]:
                     continue
                 edge_match[e] = 1
-                self.match_count[target] += 1
+                counts[count] += 1
             elif edge_match[e]:
                 edge_match[e] = 0
-                self.match_count[target] -= 1
+                counts[count] -= 1
             else:
                 continue
             if not self.reached_flag[target]:
@@ -558,13 +559,11 @@ class _Frame:
         ):
             # the pass is over and the outcome moves no edge: the fixpoint, without
             # advance's set-up (figures at _frame_result)
-            children = self.children
-            if children is None:
-                children = self.children = {}
-            children[index] = child
+            outcomes = self.outcome
+            outcomes[self.plan.nodes[index][N_CHILD]] = child
             if self.tracing:
                 self.on_outcome(index, outcome, None)
-            self.outcome[index] = outcome
+            outcomes[index] = outcome
             return self.finish()
         return self.advance(child, outcome)
 
@@ -593,7 +592,8 @@ class _Frame:
         prefix, recorded_outcomes = self.prefix, ev.outcomes
         short = len(prefix) < _LONG_PREFIX  # Evaluator.recorded, inlined
         plans, keys = ev.plans, self.keys  # Plans.key where the key is not kept yet
-        outcomes, match_count = self.outcome, self.match_count
+        outcomes = self.outcome  # and after them the counts, then the child results
+        counts_at = len(nodes)
         reached_flag, dirty, tracing = self.reached_flag, self.dirty, self.tracing
         edge_match = reached_flag  # an edge's flag is after the nodes'
         outcome: Outcome
@@ -602,10 +602,7 @@ class _Frame:
                 index = need[position]
                 node = nodes[index]
                 if child is not None:  # the subgraph node the last request was for
-                    children = self.children
-                    if children is None:
-                        children = self.children = {}
-                    children[index] = child
+                    outcomes[node[N_CHILD]] = child
                     outcome = child_outcome
                     child = None
                 elif node[N_REQUIRES] is not None and self.blocked(node[N_NODE]):
@@ -647,9 +644,9 @@ class _Frame:
                 matches = node[N_MATCHES].get(outcome)
                 if matches is not None:
                     out, repeats = matches
-                    for e, target in out:
+                    for e, target, count in out:
                         edge_match[e] = 1
-                        match_count[target] += 1
+                        outcomes[count] += 1
                         if not reached_flag[target]:
                             dirty.append(target)
                     if repeats:
@@ -668,7 +665,7 @@ class _Frame:
                 if reached_flag[index]:
                     continue  # reached before, or listed twice
                 node = nodes[index]
-                count = match_count[index]
+                count = outcomes[counts_at + index]
                 if (count > 0) if node[N_JOIN_ANY] else (count == node[N_INCOMING]):
                     reached_flag[index] = 1  # reach, inlined (in order, just below)
                     eligible.append(index)
@@ -685,7 +682,7 @@ class _Frame:
                 return self.finish()
 
     def finish(self) -> FrameResult:
-        nodes, outcomes, children = self.plan.nodes, self.outcome, self.children
+        nodes, outcomes = self.plan.nodes, self.outcome
         # the first child's list is taken over, not copied: its result is read only here.
         # Speed only (with need sharing reached in start()): 100 nested subgraph calls half
         # done 0.96-0.98 of the time (least of 30 x 30 in process, interleaved)
@@ -697,7 +694,7 @@ class _Frame:
             node = nodes[index]
             kind = node[N_KIND]
             if kind == _SUBGRAPH:
-                child = children.get(index) if children is not None else None
+                child = outcomes[node[N_CHILD]]
                 if child is not None and child.status != "complete":
                     if candidates is None:
                         candidates = child.candidates

@@ -241,7 +241,7 @@ class TracedFrame(_Frame):
             how = Reach("repeat", (edge,), (self.outcome[graph.edges[edge].source],))
         else:  # the join pass: the incoming edges that match now (all of them for join: all)
             edges, outcome, flags = graph.edges, self.outcome, self.reached_flag
-            n = len(outcome)  # edge e's match flag is at n + e
+            n = len(graph.nodes)  # edge e's match flag is at n + e
             matched = tuple([e for e in graph.nodes[index].incoming if flags[n + e]])
             how = Reach("join", matched, tuple([outcome[edges[e].source] for e in matched]))
         self.record.nodes[index] = NodeTrace(index, how, [])
@@ -298,8 +298,9 @@ class TracedFrame(_Frame):
         result = super().finish()
         record = self.record
         record.order = list(self.reached)
-        record.outcomes = list(self.outcome)
-        record.edge_match = bytes(self.reached_flag[len(self.outcome) :])
+        n = len(self.plan.nodes)  # the outcomes, before the counts and child results
+        record.outcomes = self.outcome[:n]
+        record.edge_match = bytes(self.reached_flag[n:])
         record.status = result.status
         record.outcome = result.outcome
         for index, seen in record.nodes.items():

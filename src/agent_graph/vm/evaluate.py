@@ -168,7 +168,7 @@ def compute_revision(
     entry_text, graph_text = json_string(entry), json_string(graph_id)
     head = f'{{"authorities":[{authorities}],"entry":{entry_text},"facts":{state.facts_text},'
     tail = f',"provider":{json_string(provider)}}}'
-    outcomes_parts = canonical_string_parts(state.outcomes)
+    outcomes_parts = canonical_string_parts(state.outcomes, _OUTCOME_TEXT)
     if sum(map(len, outcomes_parts)) < _LONG_OUTCOMES:
         outcomes = "".join(outcomes_parts)
         return digest_canonical(f'{head}"graphId":{graph_text},"outcomes":{outcomes}{tail}')
@@ -178,6 +178,9 @@ def compute_revision(
         f'{head}"graphId":{graph_text},"outcomes":', *outcomes_parts, tail
     )
 
+
+#: The JSON text of each outcome string (a normalised state's outcomes hold nothing else).
+_OUTCOME_TEXT: Final = {outcome: json_string(outcome) for outcome in r.OUTCOMES}
 
 #: Outcome texts this long are hashed part by part; a shorter one is joined first, which
 #: hashes faster than hundreds of small updates (100 nested calls, 45 KB of keys: 0.026 ms

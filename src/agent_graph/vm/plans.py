@@ -65,14 +65,18 @@ class GraphPlan:
         "keys",
         "nodes",
         "prefix",
+        "slot",
         "zeros",
     )
 
-    def __init__(self, graph: r.Graph, graph_ids: tuple[str, ...]) -> None:
+    def __init__(self, graph: r.Graph, graph_ids: tuple[str, ...], slot: int) -> None:
         # ids, not the called graphs: a lazily decoded IR decodes a graph only when a
         # frame of it starts
         self.graph = graph
         self.id = graph.id
+        #: the index of the first graph with this id: where an evaluation marks the id's
+        #: graphs as having a frame on its stack (recursion is by id)
+        self.slot = slot
         n = len(graph.nodes)
         # a frame's arrays start as copies of these (copying costs half of making them):
         # its nodes' outcomes, their counts of matching incoming edges and their child
@@ -154,12 +158,15 @@ class Plans:
     """A Program's plans, made as frames first use each graph (two threads may both
     make one; they make the same plan)."""
 
-    __slots__ = ("graph_ids", "graphs", "key_characters", "made")
+    __slots__ = ("first", "graph_ids", "graphs", "key_characters", "made")
 
     def __init__(self, graphs: Any, graph_ids: tuple[str, ...]) -> None:
         self.graphs = graphs
         self.graph_ids = graph_ids
         self.made: list[GraphPlan | None] = [None] * len(graph_ids)
+        # each id's first index (the reversed pairs leave the first one)
+        count = len(graph_ids)
+        self.first = dict(zip(reversed(graph_ids), range(count - 1, -1, -1), strict=True))
         self.key_characters = 0  # in the keys of all its plans
 
     def table(self, plan: GraphPlan, prefix: str, keep: bool) -> list[str | None]:
@@ -184,5 +191,7 @@ class Plans:
     def of(self, index: int) -> GraphPlan:
         plan = self.made[index]
         if plan is None:
-            plan = self.made[index] = GraphPlan(self.graphs[index], self.graph_ids)
+            graph_ids = self.graph_ids
+            plan = GraphPlan(self.graphs[index], graph_ids, self.first[graph_ids[index]])
+            self.made[index] = plan
         return plan

@@ -700,6 +700,8 @@ class _Frame:
         # Speed only (with need sharing reached in start()): 100 nested subgraph calls half
         # done 0.96-0.98 of the time (least of 30 x 30 in process, interleaved)
         candidates: list[Candidate] | None = None
+        # the child whose candidates are all of ``candidates``, while nothing was added
+        only: FrameResult | None = None
         call_path: tuple[str, ...] | None = None  # made for the first candidate
         terminal: Outcome | None = None  # the terminals' outcome ...
         conflicting: set[Outcome] | None = None  # ... or all of them, when they differ
@@ -710,9 +712,10 @@ class _Frame:
                 child = outcomes[node[N_CHILD]]
                 if child is not None and child.status != "complete":
                     if candidates is None:
-                        candidates = child.candidates
+                        candidates, only = child.candidates, child
                     else:
                         candidates.extend(child.candidates)
+                        only = None
                     if child.diagnostics:
                         if diagnostics is None:
                             diagnostics = []
@@ -732,6 +735,7 @@ class _Frame:
                 if candidates is None:
                     candidates = []
                 candidates.append(self.ev.candidate(self.plan.graph, node[N_NODE], call_path, key))
+                only = None
         if conflicting is not None:
             graph = self.plan.graph
             ordered = sorted(conflicting)
@@ -749,6 +753,12 @@ class _Frame:
             return FrameResult("error", diagnostics=diagnostics)
         if terminal is not None:
             return _frame_result(FrameResult, ("complete", terminal, [], diagnostics or ()))
+        if only is not None and candidates and diagnostics is None:
+            # the result would be a copy of the one child's: its status (which its first
+            # candidate gave it), no outcome, its candidates (ranked already) and no
+            # diagnostics. Speed only: 100 nested calls half done 0.147 -> 0.137 ms, 99 done
+            # 0.322 -> 0.299 (medians of 10 alternating processes)
+            return only
         if candidates is not None and len(candidates) > 1:
             candidates.sort(
                 key=lambda c: (_AVAILABILITY_RANK[c.availability], -c.node.priority, c.route_id)

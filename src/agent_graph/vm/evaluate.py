@@ -242,8 +242,8 @@ class Evaluator:
         self._long_keys: dict[tuple[int, str], list[tuple[str, Outcome]]] | None = None
         #: the call path of the frame on top of the driver's stack (the one running): a
         #: frame's path is a copy of it, made only for a frame with candidates. Speed only:
-        #: walking a chain of (parent, segment) links for the deepest of 51 frames took
-        #: 2 us of the 0.16 ms of 100 nested calls half done
+        #: for the deepest of 51 frames, walking a chain of (parent, segment) links took
+        #: 0.92 us, copying this list 0.11 us (figures of the whole at ``GraphPlan.keys``)
         self.segments: list[str] = []
 
     def graph_path(self, graph: r.Graph) -> str:

@@ -104,7 +104,9 @@ class GraphPlan:
         #: all done 0.384 instead of 0.413 ms, 99 done 0.322 instead of 0.336 ms (least of
         #: 200 x 20 in process, interleaved, load average 4), kept by (prefix, node index);
         #: a table per prefix, one lookup per frame instead of a (prefix, index) tuple
-        #: hashed per node, took half done from 0.134 to 0.130 ms of frames.
+        #: hashed per node, with the call path kept as ``Evaluator.segments``, took half
+        #: done from 0.165 to 0.157 ms, all done 0.440 -> 0.415, 99 done 0.353 -> 0.338
+        #: (least of 4 x 5 rounds in alternating processes).
         self.keys: dict[str, list[str | None]] = {}
         #: the root frame's prefix, made once
         self.prefix = self.id + "/"

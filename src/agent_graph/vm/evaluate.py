@@ -429,9 +429,13 @@ class _Frame:
         self.ev = ev
         self.plan = plan
         self.prefix = prefix  # frame_key(graph.id, call path) + "/", built by the parent
-        # its nodes' state keys (a long prefix's are not kept: Evaluator._long_recorded)
-        self.keys = plan.keys.get(prefix) or ev.plans.table(
-            plan, prefix, len(prefix) < _LONG_PREFIX
+        # its nodes' state keys; a long prefix is not even looked up (hashing a new one,
+        # a deep call path, per frame would cost depth squared): its frames find their
+        # outcomes through Evaluator._long_recorded and never read the table
+        self.keys = (
+            (plan.keys.get(prefix) or ev.plans.table(plan, prefix))
+            if len(prefix) < _LONG_PREFIX
+            else _NO_KEYS
         )
         self.entry = entry
         # its nodes' outcomes, then their counts of matching incoming edges, then the
@@ -779,6 +783,7 @@ class _Frame:
 
 
 Evaluator.frame_type = _Frame
+_NO_KEYS: Final[list[str | None]] = []  # the key table of a frame with a long prefix
 #: A frame with nothing set yet: :meth:`_Frame.start` sets it up.
 _new_frame: Final[Callable[[type[_Frame]], _Frame]] = object.__new__
 

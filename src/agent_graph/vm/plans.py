@@ -171,12 +171,12 @@ class Plans:
         self.first = dict(zip(reversed(graph_ids), range(count - 1, -1, -1), strict=True))
         self.key_characters = 0  # in the keys of all its plans
 
-    def table(self, plan: GraphPlan, prefix: str, keep: bool) -> list[str | None]:
-        """A frame's key table for ``prefix`` (nothing in it yet); with ``keep``, kept in
-        the plan's ``keys`` while the plans hold fewer than :data:`KEY_CHARACTERS`
-        characters (a table counts one a node)."""
+    def table(self, plan: GraphPlan, prefix: str) -> list[str | None]:
+        """A frame's key table for ``prefix`` (nothing in it yet), kept in the plan's
+        ``keys`` while the plans hold fewer than :data:`KEY_CHARACTERS` characters (a
+        table counts one a node)."""
         table: list[str | None] = [None] * len(plan.nodes)
-        if keep and self.key_characters < KEY_CHARACTERS:
+        if self.key_characters < KEY_CHARACTERS:
             plan.keys[prefix] = table
             self.key_characters += len(table)
         return table

@@ -4,9 +4,10 @@ A frame reads the same few fields of every node it decides, and the IR's records
 answer an attribute read through a descriptor (about 19 ns against 7 ns for a tuple
 index on CPython 3.11) and an edge's mask and target only through the edge record. A
 plan holds each node's fields as one plain tuple (read by the ``N_*`` positions
-below), its outgoing edges as ``(flag, mask, target)`` triples (``flag``: where a frame
-keeps whether the edge matches) and, for a subgraph node, the call-path segment and
-state-key suffix its child frames start from, so that no frame builds them again.
+below), its outgoing edges as ``(flag, mask, target, count)`` (``flag``: where a frame
+keeps whether the edge matches; ``count``: where it counts the target's matching incoming
+edges) and, for a subgraph node, the call-path segment and state-key suffix its child
+frames start from, so that no frame builds them again.
 
 Speed only. With plans, the frame arrays copied from their blanks and call paths
 shared rather than copied per frame (then as ``(parent, segment)`` links, now as the

@@ -16,9 +16,9 @@ generated ones.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from ..frozen import field, record, slotted
 from ..ir import records as r
 from .evaluate import ChildRequest, Evaluator, FrameResult, _Frame
 from .facts import MISSING, all_match, check_matches, get_fact
@@ -41,7 +41,7 @@ StepKind = Literal[
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Check:
     """One fact check as evaluated: ``path`` dotted, ``kind`` exists/absent/equals,
     ``expected`` (equals only), ``actual`` (None and ``missing`` when there is no fact)."""
@@ -54,7 +54,7 @@ class Check:
     passed: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Reach:
     """How a node entered ``reached``: ``edges`` that matched (join) or the repeat edge,
     with each edge's source outcome at that moment."""
@@ -67,7 +67,7 @@ class Reach:
 _ENTRY: Final = Reach("entry")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Step:
     """One decision about a node's outcome, in the order the VM made them. ``checks``: the
     fact checks it rests on (``requiresFacts`` or ``satisfiedBy``), as compiled; their
@@ -82,7 +82,7 @@ class Step:
     previous: str | None = None
 
 
-@dataclass(slots=True)
+@slotted
 class NodeTrace:
     index: int
     reach: Reach
@@ -90,7 +90,7 @@ class NodeTrace:
     outcome: Outcome | None = None  # the final outcome in its frame
 
 
-@dataclass(slots=True)
+@slotted
 class FrameTrace:
     """One frame: ``order`` of reached node indexes, their :class:`NodeTrace`, the child
     frame of each evaluated subgraph node, the final edge matches and the frame result.
@@ -129,7 +129,7 @@ class FrameTrace:
         return bool(self.edge_match[e]) if e < len(self.edge_match) else False
 
 
-@dataclass(slots=True)
+@slotted
 class Trace:
     """Every frame of one evaluation, the root first, parents before their children."""
 

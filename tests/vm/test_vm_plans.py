@@ -25,6 +25,8 @@ def test_a_plan_is_made_once_and_mirrors_its_graph(tmp_path: Path) -> None:
     for index, graph in enumerate(prog.ir.graphs):
         plan = plans.of(index)
         assert plan.id == graph.id
+        # where recursion is marked: the first graph of the id (ids are unique here)
+        assert plan.slot == [g.id for g in prog.ir.graphs].index(graph.id) == index
         assert plan.entries == dict(graph.entrypoints)
         n = len(graph.nodes)
         # a frame's outcomes, then its nodes' counts of matching edges, then child results
@@ -76,3 +78,10 @@ def test_a_lazy_program_plans_and_decodes_only_the_frames_it_reaches(tmp_path: P
     assert deeper == compiled.evaluate(
         root, "default", {"outcomes": {f"{root}/{STEP}": "completed"}}
     )
+
+
+def test_graphs_sharing_an_id_share_the_first_ones_slot() -> None:
+    """Recursion is by graph id: hand-built IR may repeat one, and every graph of an id
+    marks the same place (its first index)."""
+    plans = p.Plans([], ("a", "b", "a", "c", "b"))
+    assert plans.first == {"a": 0, "b": 1, "c": 3}

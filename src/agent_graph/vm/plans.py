@@ -167,9 +167,9 @@ class Plans:
         self.graphs = graphs
         self.graph_ids = graph_ids
         self.made: list[GraphPlan | None] = [None] * len(graph_ids)
-        # each id's first index (the reversed pairs leave the first one)
-        count = len(graph_ids)
-        self.first = dict(zip(reversed(graph_ids), range(count - 1, -1, -1), strict=True))
+        self.first: dict[str, int] = {}  # each id's first index
+        for index, graph_id in enumerate(graph_ids):
+            self.first.setdefault(graph_id, index)
         self.key_characters = 0  # in the keys of all its plans
 
     def table(self, plan: GraphPlan, prefix: str) -> list[str | None]:

@@ -75,12 +75,12 @@ class PackageFiles:
             return False
         # strings, not Paths: a package's every link and script goes through here
         root = str(self.root)
-        target = os.path.join(root, *segments)
         try:
             real, found = _resolve(root, segments)
             reason = ""
         except OSError as error:  # a path the system refuses (too long …): none is there
-            real, found, reason = target, False, f" ({error.strerror or error})"
+            real, found = os.path.join(root, *segments), False
+            reason = f" ({error.strerror or error})"
         if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
             findings.error(
                 codes.RESOURCE_OUTSIDE_PACKAGE,

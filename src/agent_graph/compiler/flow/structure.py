@@ -84,8 +84,7 @@ class _Checker:
         self.doc, self.files, self.findings, self.strict = doc, files, findings, strict
         self.s = Structure()
         self.mismatched: set[str] = set()  # joins whose branches disagree
-        # the work nodes in declaration order, listed once all are declared (seven passes
-        # read them)
+        # the work nodes in declaration order, listed by declare (seven passes read them)
         self.works: list[Decl] = []
 
     # -- declarations ----------------------------------------------------------------
@@ -148,6 +147,7 @@ class _Checker:
                     occ.column,
                 )  # still declared, so its edges and section are not reported again
             self._remember(Decl(occ.ref, kind, occ.text or "", occ.line, occ.column))
+        self.works = self.s.work()
 
     def _kind(self, occ: Occurrence) -> str | None:
         if occ.shape == "box":
@@ -737,7 +737,6 @@ def check_structure(
         checker.sections(graph_known=False)
         return checker.s
     checker.declare(graph.occurrences)
-    checker.works = checker.s.work()
     checker.names()
     checker.ends()
     checker.resolve(graph.edges)

@@ -60,35 +60,37 @@ def entry_root(path: str | os.PathLike[str]) -> Path:
     """The real package directory of an entry (``flow-entry-invalid`` / ``flow-entry-missing``)."""
     shown = os.fspath(path)
     try:
-        return _entry_root(Path(path), shown)
+        return _entry_root(shown)
     except OSError as error:  # a path the system refuses (too long …): no entry is there
         reason = error.strerror or str(error)
         raise _entry_error(codes.FLOW_ENTRY_MISSING, f"{shown}: {reason}", shown) from None
 
 
-def _entry_root(given: Path, shown: str) -> Path:
-    if given.is_dir():
-        root = given
-    elif given.name == ENTRY_FILE:
-        root = given.parent
-        if not given.exists():
-            raise _entry_error(codes.FLOW_ENTRY_MISSING, f"{shown} does not exist", shown)
-    elif given.exists():
+def _entry_root(given: str) -> Path:
+    """On strings, with one :class:`Path` made at the end: the repository's 115 small
+    packages took 2.8 ms here with a Path per step, 2.2 ms so (realpath is 1.2 of it)."""
+    if os.path.isdir(given or os.curdir):  # "" is the current directory, as Path("") is
+        root = given or os.curdir
+    elif Path(given).name == ENTRY_FILE:  # its parent as written: b/.. is not always b's
+        root = os.fspath(Path(given).parent)
+        if not os.path.exists(given):
+            raise _entry_error(codes.FLOW_ENTRY_MISSING, f"{given} does not exist", given)
+    elif os.path.exists(given):
         raise _entry_error(
             codes.FLOW_ENTRY_INVALID,
-            f"{shown} is not a Flow entry: give a package directory or its FLOW.md",
-            shown,
+            f"{given} is not a Flow entry: give a package directory or its FLOW.md",
+            given,
         )
     else:
-        raise _entry_error(codes.FLOW_ENTRY_MISSING, f"{shown} does not exist", shown)
-    real = Path(os.path.realpath(root))
-    if not (real / ENTRY_FILE).is_file():
+        raise _entry_error(codes.FLOW_ENTRY_MISSING, f"{given} does not exist", given)
+    real = os.path.realpath(root)
+    if not os.path.isfile(os.path.join(real, ENTRY_FILE)):
         raise _entry_error(
             codes.FLOW_ENTRY_MISSING,
-            f"{shown} has no FLOW.md file (a package directory holds one, at its top)",
-            shown,
+            f"{given} has no FLOW.md file (a package directory holds one, at its top)",
+            given,
         )
-    return real
+    return Path(real)
 
 
 def _entry_error(code: str, message: str, shown: str) -> AgentGraphError:
@@ -97,7 +99,10 @@ def _entry_error(code: str, message: str, shown: str) -> AgentGraphError:
 
 def read_package(root: Path, base: Path, flow_id: str, *, child: bool) -> Package:
     """The package at ``root`` with its FLOW.md read and scanned (Markdown, then its graph)."""
-    display = os.path.relpath(root / ENTRY_FILE, base).replace(os.sep, "/")
+    if os.path.dirname(root) == os.fspath(base):  # no relpath (0.9 of 32 ms, 115 packages)
+        display = f"{root.name}/{ENTRY_FILE}"
+    else:
+        display = os.path.relpath(root / ENTRY_FILE, base).replace(os.sep, "/")
     findings = Findings(display, flow_id, f"{flow_id}: " if child else "")
     package = Package(flow_id, root, display, findings, is_child=child)
     try:

@@ -519,6 +519,36 @@ def test_the_package_and_its_flow_md_give_identical_results(
     assert [d.to_dict() for d in check(work / "main", lenient=lenient)] == by_dir
 
 
+def test_entry_spellings_of_one_package_give_one_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The entry is read on strings; each way of writing it finds the same package, and
+    ``link/../FLOW.md`` goes up from where the link points, as the file system does."""
+    from agent_graph.compiler.flow.package import entry_root
+
+    flows = copy_base(BASE_A, tmp_path)
+    main = flows / "main"
+    (flows / "deep" / "inner").mkdir(parents=True)
+    (main / "hop").symlink_to(flows / "deep" / "inner", target_is_directory=True)
+    monkeypatch.chdir(main)
+    real = main.resolve()
+    for spelling in (
+        "",
+        ".",
+        "./",
+        "FLOW.md",
+        "./FLOW.md",
+        str(main),
+        f"{main}/",
+        f"{main}//FLOW.md",
+    ):
+        assert entry_root(spelling) == real, spelling
+    # hop/.. is deep (the link's parent), which holds no FLOW.md: not main
+    with pytest.raises(AgentGraphError) as raised:
+        entry_root("hop/../FLOW.md")
+    assert raised.value.code == "flow-entry-missing"
+
+
 def test_cli_never_shows_a_traceback_for_bad_entries(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -64,6 +64,52 @@ def test_prompt_pieces_with_and_without_links(tmp_path: Path) -> None:
     assert _pieces("[x](references/{outcome}.md) {outcome}", tmp_path)[-1] == ("outcome", "", "")
 
 
+def _read(marker: str, body: str, root: Path) -> actions.Action:
+    fence = Fence(3, 1, marker, 4, body, 4, True)
+    return actions.read_action(fence, PackageFiles(root), Findings("FLOW.md", "x"), True)
+
+
+def test_what_lowering_asks_of_a_checked_block(tmp_path: Path) -> None:
+    """Checking keeps texts; the command, args, stdin slots and prompt pieces are made
+    from them when asked, the same ones whichever way the block was read."""
+    from agent_graph.compiler.flow.templates import Slot
+
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "a.mjs").write_text("", encoding="utf-8")
+    body = (
+        '{"command": "run {outcome}", "args": ["scripts/a.mjs", "-x{outcome}y", "/abs", '
+        '"scripts/none.mjs"], "stdin": {"in": "{outcome}", "n": [1, "a{outcome}"]}}'
+    )
+    action = _read(actions.COMMAND, body, tmp_path)
+    assert action.command == ("run ", "")
+    assert action.args == [
+        actions.Arg(("scripts/a.mjs",), "scripts/a.mjs"),
+        actions.Arg(("-x", "y"), None),
+        actions.Arg(("/abs",), None),
+        actions.Arg(("scripts/none.mjs",), None),  # a missing script: refused, not mapped
+    ]
+    assert not action.valid
+    assert action.slots == [Slot(("in",), None, ("", "")), Slot(("n", "1"), None, ("a", ""))]
+    assert action.prompt == []
+    # with a branch reference the slots are found while checking, branch ones included
+    join = _read(
+        actions.COMMAND, '{"command": "j", "stdin": {"a": {a.outcome}, "t": "{outcome}"}}', tmp_path
+    )
+    assert join.slots == [Slot(("a",), "a", ()), Slot(("t",), None, ("", ""))]
+    assert join.args == []
+    assert join.command == ("j",)
+    # a block that is no JSON keeps nothing to lower
+    broken = _read(actions.COMMAND, '{"command": ', tmp_path)
+    assert (broken.command, broken.args, broken.slots, broken.valid) == ((), [], [], False)
+    # an Agent prompt's pieces; a {ref.outcome} in it is a branch use, and stays text
+    agent = _read(actions.AGENT_NEW, "Do {outcome} for {a.outcome}", tmp_path)
+    assert [(p.kind, p.text) for p in agent.prompt] == [
+        ("text", "Do "), ("outcome", ""), ("text", " for {a.outcome}"),
+    ]  # fmt: skip
+    assert [u.ref for u in agent.branch_uses] == ["a"]
+    assert (agent.command, agent.args, agent.slots) == ((), [], [])
+
+
 def test_resolve_is_realpath_below_a_real_root(tmp_path: Path) -> None:
     """``resources._resolve`` looks only below the (real) package root; it must give what
     ``os.path.realpath`` and a regular-file check give, links and missing parts included."""

@@ -84,16 +84,24 @@ class Arg:
 
 @slotted
 class Action:
-    """A checked action block. ``kind`` is the marker; which members are set depends on it."""
+    """A checked action block. ``kind`` is the marker; which members are set depends on it.
+
+    Checking keeps what it read (the command and argument texts, the resource links);
+    ``prompt``, ``command``, ``args`` and ``slots`` are made from them when lowering asks,
+    since ``agc flow check`` stops before lowering (a 1,000-node Flow's check: 21.2 ->
+    19.0 ms; its 600 command blocks 5.5 -> 4.3 ms, its 400 prompts 0.80 -> 0.30 ms; a
+    compile, which asks for all of them, 33.4 ms either way).
+    """
 
     kind: str
     fence: Fence
-    prompt: list[Piece] = field(default_factory=list)
-    command: tuple[str, ...] = ()
-    args: list[Arg] = field(default_factory=list)
+    links: tuple[tuple[int, int, Piece], ...] = ()  # a prompt's mapped resource links
+    command_text: str | None = None  # the command when it is one
+    arg_texts: tuple[str, ...] = ()  # the args when they are an array of strings
+    scripts: tuple[int, ...] = ()  # the indexes of the args mapped as package scripts
     has_stdin: bool = False
     stdin: Any = None
-    slots: list[templates.Slot] = field(default_factory=list)  # stdin slots
+    stdin_slots: list[templates.Slot] | None = None  # when a branch slot needed them found
     flow: str | None = None
     flow_at: tuple[int, int] = (1, 1)
     has_task: bool = False
@@ -101,6 +109,37 @@ class Action:
     task_slots: list[templates.Slot] = field(default_factory=list)
     branch_uses: list[BranchUse] = field(default_factory=list)
     valid: bool = True
+
+    @property
+    def prompt(self) -> list[Piece]:
+        """An Agent prompt's pieces: text, each ``{outcome}``, each mapped resource link."""
+        if self.kind != AGENT_NEW and self.kind != AGENT_REUSE:
+            return []
+        return _pieces(self.fence.body, self.links)
+
+    @property
+    def command(self) -> tuple[str, ...]:
+        """The command's text around each ``{outcome}`` (empty when it is none)."""
+        text = self.command_text
+        return tuple(text.split(templates.OUTCOME)) if text is not None else ()
+
+    @property
+    def args(self) -> list[Arg]:
+        outcome, scripts = templates.OUTCOME, self.scripts
+        return [
+            Arg(tuple(arg.split(outcome)), arg if index in scripts else None)
+            for index, arg in enumerate(self.arg_texts)
+        ]
+
+    @property
+    def slots(self) -> list[templates.Slot]:
+        """stdin's slots (``{outcome}`` strings, branch results), in document order."""
+        if self.stdin_slots is not None:
+            return self.stdin_slots
+        if not self.has_stdin:
+            return []
+        # no {ref.outcome} stands in the block: stdin's only slots are {outcome} strings
+        return templates.slots(self.stdin, {}, self.fence.body)
 
 
 class _Block:
@@ -135,11 +174,9 @@ def read_action(fence: Fence, files: PackageFiles, findings: Findings, strict: b
 
 def _agent(action: Action, block: _Block, files: PackageFiles, findings: Findings) -> None:
     text = action.fence.body
-    cuts: list[tuple[int, int, Piece]] = []
-    # a link needs "](": most prompts hold none, and are cut at their placeholders alone,
-    # which come in order (400 prompts of a 1,000-node Flow: 3.1 -> 2.0 us each)
-    linked = "](" in text
-    for match in _LINK.finditer(text) if linked else ():
+    links: list[tuple[int, int, Piece]] = []
+    # a link needs "](": most prompts hold none
+    for match in _LINK.finditer(text) if "](" in text else ():
         raw = match.group(1)
         start = match.start(1)
         target = raw[1:-1] if raw.startswith("<") else raw
@@ -154,16 +191,28 @@ def _agent(action: Action, block: _Block, files: PackageFiles, findings: Finding
             continue
         path, hashmark, fragment = target.partition("#")
         if files.reference(path, partial(block.at, target_at), findings):
-            cuts.append((start, match.end(1), Piece("resource", path, hashmark + fragment)))
-    for match in templates.PLACEHOLDER.finditer(text):
-        if match.group(1) is None:
-            cuts.append((match.start(), match.end(), _OUTCOME_PIECE))
-        else:
-            line, column = block.at(match.start())
-            action.branch_uses.append(BranchUse(match.group(1), line, column, False, False))
+            links.append((start, match.end(1), Piece("resource", path, hashmark + fragment)))
+    if links:
+        action.links = tuple(links)
+    if ".outcome}" in text:  # a {ref.outcome}: misplaced in a prompt, said by the graph checks
+        for match in templates.PLACEHOLDER.finditer(text):
+            if match.group(1) is not None:
+                line, column = block.at(match.start())
+                action.branch_uses.append(BranchUse(match.group(1), line, column, False, False))
+
+
+def _pieces(text: str, links: tuple[tuple[int, int, Piece], ...]) -> list[Piece]:
+    """A prompt cut at its ``{outcome}`` placeholders and its mapped links, in order."""
+    cuts = [
+        (match.start(), match.end(), _OUTCOME_PIECE)
+        for match in templates.PLACEHOLDER.finditer(text)
+        if match.group(1) is None
+    ]
+    if links:
+        cuts = sorted([*links, *cuts], key=_first)
     pieces: list[Piece] = []
     last = 0
-    for start, end, piece in sorted(cuts, key=_first) if linked else cuts:
+    for start, end, piece in cuts:
         if start < last:
             continue  # a placeholder inside a link target stays text of the target
         if start > last:
@@ -172,7 +221,7 @@ def _agent(action: Action, block: _Block, files: PackageFiles, findings: Finding
         last = end
     if last < len(text):
         pieces.append(Piece("text", text[last:]))
-    action.prompt = pieces
+    return pieces
 
 
 def _first(cut: tuple[int, int, Piece]) -> int:
@@ -343,7 +392,7 @@ def _command(
     else:
         if _NOTABLE.search(command):
             _notable_command(command, block, parsed, findings)
-        action.command = tuple(command.split(templates.OUTCOME))
+        action.command_text = command
     args = value.get("args", [])
     if "args" in value and (
         not isinstance(args, list) or not all(isinstance(a, str) for a in args)
@@ -355,18 +404,16 @@ def _command(
         )
         action.valid = False
     elif isinstance(args, list) and args:
+        action.arg_texts = tuple(args)
         _args(action, block, parsed, args, files, findings)
     action.has_stdin = "stdin" in value
     text = action.fence.body
     # read whole with no {ref.outcome}: no stand-ins (the property costs 0.5 us a block)
     stand_ins = {} if parsed.names is not None and not parsed.refs else parsed.stand_ins
     if not stand_ins:
-        # no {ref.outcome} stands anywhere, so no branch slot does: the only slots kept
-        # are stdin's {outcome} strings, so only stdin is walked (a command block: 2.5 ->
-        # 0.4 us, and its slots made once, not made and then cut down to stdin's)
+        # no {ref.outcome} stands anywhere, so no branch slot does: stdin's only slots
+        # are its {outcome} strings, which Action.slots finds when lowering asks
         action.stdin = value.get("stdin")
-        if action.has_stdin:
-            action.slots = templates.slots(action.stdin, stand_ins, text)
     else:
         found = templates.slots(value, stand_ins, text)
         if parsed.names is not None and parsed.refs:
@@ -379,7 +426,7 @@ def _command(
                 action.branch_uses.append(BranchUse(ref, line, column, in_stdin, True))
         templates.blank_slots(value, found)
         action.stdin = value.get("stdin")
-        action.slots = [
+        action.stdin_slots = [
             templates.Slot(s.path[1:], s.branch, s.parts) for s in found if s.path[:1] == ("stdin",)
         ]
     # a string names a script only if the text does, literally or through \u escapes
@@ -422,9 +469,8 @@ def _args(
     findings: Findings,
 ) -> None:
     quotes: list[int] = []
-    kept = action.args
+    scripts: list[int] = []
     notable = _NOTABLE.search
-    outcome = templates.OUTCOME
 
     def place(index: int) -> tuple[int, int]:
         """Where argument ``index`` stands: found on the first finding, since the args
@@ -438,7 +484,6 @@ def _args(
 
     for index, arg in enumerate(args):
         if not notable(arg):
-            kept.append(Arg(tuple(arg.split(outcome)), None))
             continue  # nothing to say about it, so no need to know where it stands
         if _ABSOLUTE.match(arg):
             findings.warning(
@@ -446,10 +491,9 @@ def _args(
                 f"argument {arg!r} is a machine-specific absolute path",
                 *place(index),
             )
-        script = None
         if arg.startswith("scripts/"):
             if files.script(arg, partial(place, index), findings):
-                script = arg
+                scripts.append(index)
             else:
                 action.valid = False
         elif _LOOKS_LIKE_SCRIPT.search(arg):
@@ -459,7 +503,8 @@ def _args(
                 "argument that is exactly scripts/….mjs is resolved in the package",
                 *place(index),
             )
-        kept.append(Arg(tuple(arg.split(outcome)), script))
+    if scripts:
+        action.scripts = tuple(scripts)
 
 
 def _string_offsets(text: str, start: int, count: int) -> list[int]:

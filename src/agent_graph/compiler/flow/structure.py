@@ -86,6 +86,8 @@ class _Checker:
         self.mismatched: set[str] = set()  # joins whose branches disagree
         # the work nodes in declaration order, listed by declare (seven passes read them)
         self.works: list[Decl] = []
+        # the first work node of each name, found by names (sections match headings to it)
+        self.by_name: dict[str, Decl] = {}
 
     # -- declarations ----------------------------------------------------------------
 
@@ -188,7 +190,7 @@ class _Checker:
             )
 
     def names(self) -> None:
-        seen: dict[str, Decl] = {}
+        seen = self.by_name
         for decl in self.works:
             first = seen.get(decl.text)
             if first is not None:
@@ -245,9 +247,7 @@ class _Checker:
     # -- sections ----------------------------------------------------------------------
 
     def sections(self, graph_known: bool) -> None:
-        by_name: dict[str, Decl] = {}
-        for work in self.works:
-            by_name.setdefault(work.text, work)  # a second node of one name: said once
+        by_name = self.by_name  # a second node of one name: said once, by names
         seen: set[str] = set()
         for section in self.doc.sections:
             heading = section.heading

@@ -37,6 +37,27 @@ def test_notable_is_the_three_checks(text: str) -> None:
     assert bool(actions._NOTABLE.search(text)) == _screened(text)
 
 
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_PARTS), max_size=5).map("".join), max_size=4))
+def test_the_joined_args_screen_finds_every_notable_argument(args: list[str]) -> None:
+    if any(_screened(arg) for arg in args):
+        assert actions._NOTABLE_LINES.search("\n".join(args))
+
+
+def test_the_joined_args_screen_on_fixed_lists(tmp_path: Path) -> None:
+    for args in (["-e", "scripts/a.mjs"], ["x", "--c=scripts/b"], ["/abs"], ["a", "~/x"]):
+        assert actions._NOTABLE_LINES.search("\n".join(args)), args
+    assert not actions._NOTABLE_LINES.search("\n".join(["-e", "0", "node"]))
+    # a line start inside an argument may pass the screen; each is then read on its own
+    block = '{"command": "n", "args": ["a\\n/b", "c"]}'
+    assert actions._NOTABLE_LINES.search("a\n/b\nc")
+    findings = Findings("FLOW.md", "x")
+    fence = Fence(3, 1, actions.COMMAND, 4, block, 4, True)
+    action = actions.read_action(fence, PackageFiles(tmp_path), findings, True)
+    assert (action.valid, findings.items) == (True, [])
+    assert action.arg_texts == ("a\n/b", "c")
+
+
 def test_notable_on_fixed_strings() -> None:
     for text in ["node", "scripts/a.mjs", "--x=scripts/a.mjs", "./scripts/run.sh", "/bin/sh",
                  "~/x", "C:\\x", "scripts", "myscripts/x", "a scripts/ b", "-e"]:  # fmt: skip

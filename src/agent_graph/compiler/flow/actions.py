@@ -48,6 +48,12 @@ _LOOKS_LIKE_SCRIPT: Final = re.compile(r"(?:^|[=:,\s]|\./)scripts/[^\s/]")
 #: under scripts/), in one search: nearly every one is none of them (a 1,000-node Flow's
 #: 1,800 strings: three calls each cost 0.25 us, this one 0.09).
 _NOTABLE: Final = re.compile(r"^(?:/|~|[A-Za-z]:[\\/]|scripts/)|(?:^|[=:,\s]|\./)scripts/[^\s/]")
+#: :data:`_NOTABLE` over a command's arguments joined by newlines: it finds one wherever
+#: it would find one in an argument (each starts a line), and may find one where it would
+#: not (a line start inside an argument), when each is then looked at. One search for the
+#: arguments of a block instead of a call and a search each (a 1,000-node Flow's 600
+#: command blocks: 4.3 -> 3.75 ms).
+_NOTABLE_LINES: Final = re.compile(_NOTABLE.pattern, re.MULTILINE)
 _NEWLINE: Final = re.compile("\n")
 
 
@@ -393,19 +399,20 @@ def _command(
         if _NOTABLE.search(command):
             _notable_command(command, block, parsed, findings)
         action.command_text = command
-    args = value.get("args", [])
-    if "args" in value and (
-        not isinstance(args, list) or not all(isinstance(a, str) for a in args)
-    ):
-        findings.error(
-            codes.FLOW_COMMAND_ARGS_INVALID,
-            "args must be an array of strings",
-            *_member_place(parsed, block, "args"),
-        )
-        action.valid = False
-    elif isinstance(args, list) and args:
-        action.arg_texts = tuple(args)
-        _args(action, block, parsed, args, files, findings)
+    if "args" in value:
+        args = value["args"]
+        joined = _joined(args)
+        if joined is None:
+            findings.error(
+                codes.FLOW_COMMAND_ARGS_INVALID,
+                "args must be an array of strings",
+                *_member_place(parsed, block, "args"),
+            )
+            action.valid = False
+        elif args:
+            action.arg_texts = tuple(args)
+            if _NOTABLE_LINES.search(joined):
+                _args(action, block, parsed, args, files, findings)
     action.has_stdin = "stdin" in value
     text = action.fence.body
     # read whole with no {ref.outcome}: no stand-ins (the property costs 0.5 us a block)
@@ -505,6 +512,17 @@ def _args(
             )
     if scripts:
         action.scripts = tuple(scripts)
+
+
+def _joined(args: Any) -> str | None:
+    """``args`` joined by newlines when it is an array of strings, else None (the join
+    refuses anything else, and does the type check at C speed)."""
+    if not isinstance(args, list):
+        return None
+    try:
+        return "\n".join(args)
+    except TypeError:
+        return None
 
 
 def _string_offsets(text: str, start: int, count: int) -> list[int]:

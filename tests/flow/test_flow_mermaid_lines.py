@@ -145,3 +145,34 @@ def test_the_ref_terminal_takes_what_its_definition_takes() -> None:
         for at in range(len(text) + 1):
             ours, defined = pattern.match(text, at), definition.match(text, at)
             assert (ours and ours.group()) == (defined and defined.group()), (text, at)
+
+
+def test_a_block_is_read_without_lark_exactly_when_each_of_its_lines_is() -> None:
+    """The pattern reads a whole block in one search: a line it refuses, wherever it
+    stands (first, last, blank-looking, between good ones), must still send the whole
+    block to lark, and a block it takes must read as lark reads it."""
+    rng = random.Random(2031)
+    sent = 0
+    for _ in range(3000):
+        lines = [
+            rng.choice(COMMON)
+            if rng.random() < 0.7
+            else line_of(rng)
+            if rng.random() < 0.7
+            else junk_of(rng)
+            for _ in range(rng.randint(0, 6))
+        ]
+        alone = [mermaid._by_text("\n" + line, 1) for line in lines]
+        fast = mermaid._by_text("".join("\n" + line for line in lines), 7)
+        assert (fast is None) == any(graph is None for graph in alone), lines
+        if fast is None:
+            sent += 1
+        else:
+            assert fast == lark_graph(lines, 7), lines
+    assert sent > 300
+
+
+def test_a_block_that_does_not_start_at_a_line_break_is_not_read_by_the_pattern() -> None:
+    # its first line would have no "\n" before it, and so no match
+    assert mermaid._by_text("a --> b\n  c[C]", 1) is None
+    assert mermaid._by_text("", 1) == mermaid.Graph()

@@ -25,6 +25,7 @@ from agent_graph.exec import (
     Completed,
     ExecError,
     Overflow,
+    inherited_env,
     minimal_env,
     run,
     shell_argv,
@@ -264,6 +265,45 @@ def test_minimal_env_picks_named_variables_only() -> None:
     assert "HOME" not in DEFAULT_ENV_NAMES
     os.environ.setdefault("PATH", "/usr/bin:/bin")
     assert minimal_env(("PATH",)) == {"PATH": os.environ["PATH"]}
+
+
+def test_inherited_env_is_os_environ_now_and_the_same_copy_while_it_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    first = inherited_env()
+    assert list(first.items()) == list(os.environ.items())  # names, values and order
+    assert inherited_env() is first
+    with pytest.raises(TypeError):
+        first["AGC_TEST_ENV"] = "x"  # type: ignore[index]
+    # every kind of change makes a new copy: added, changed, removed, moved
+    monkeypatch.setenv("AGC_TEST_ENV", "one")
+    added = inherited_env()
+    assert added is not first
+    assert added["AGC_TEST_ENV"] == "one"
+    monkeypatch.setenv("AGC_TEST_ENV", "two")
+    assert inherited_env()["AGC_TEST_ENV"] == "two"
+    name, value = next(iter(os.environ.items()))
+    monkeypatch.delenv(name)
+    assert name not in inherited_env()
+    os.environ[name] = value  # back, at the end: same items, another order
+    moved = inherited_env()
+    assert list(moved.items()) == list(os.environ.items())
+    assert list(moved)[-1] == name
+    monkeypatch.delenv("AGC_TEST_ENV")
+    assert list(inherited_env().items()) == list(os.environ.items())
+
+
+def test_a_child_given_inherited_env_sees_exactly_os_environ(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def seen() -> list[str]:
+        return go(["/usr/bin/env"], env=inherited_env()).stdout.decode().splitlines()
+
+    monkeypatch.setenv("AGC_TEST_SPACED", "a b=c")
+    assert seen() == [f"{k}={v}" for k, v in os.environ.items()]
+    monkeypatch.delenv("AGC_TEST_SPACED")
+    monkeypatch.setenv("AGC_TEST_LATER", "1")
+    assert seen() == [f"{k}={v}" for k, v in os.environ.items()]
 
 
 def test_the_program_is_found_on_the_childs_path(tmp_path: Path) -> None:

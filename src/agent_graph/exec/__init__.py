@@ -6,7 +6,8 @@ Rules (DESIGN decision 8, "no shell where none is asked for"):
   the one asked for by name: ``run(shell_argv(command), …)`` runs ``/bin/sh -c command``.
 * The child's environment is exactly ``env``; nothing is inherited. :func:`minimal_env`
   picks named variables (by default the reference materializer's list: ``PATH``,
-  ``TMPDIR``, ``LANG``, ``TZ`` …) out of ``os.environ`` for callers that want them.
+  ``TMPDIR``, ``LANG``, ``TZ`` …) out of ``os.environ`` for callers that want them;
+  :func:`inherited_env` is all of ``os.environ`` as it is, for those that pass it on.
 * The child leads its own session and process group. On timeout, or when stdout or
   stderr exceeds its byte limit, the whole group is killed (SIGTERM and an optional
   grace, then SIGKILL); after the leader exits, members it left behind are killed too.
@@ -53,7 +54,7 @@ from .argv import SHELL, resolve_executable, shell_argv
 from .codes import CODES, ExecError
 
 if TYPE_CHECKING:
-    from .environment import DEFAULT_ENV_NAMES, minimal_env
+    from .environment import DEFAULT_ENV_NAMES, inherited_env, minimal_env
     from .process import run
     from .result import Completed, Overflow, Stream
 
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
 # pay for subprocess, selectors and the result types.
 _LAZY = {
     "DEFAULT_ENV_NAMES": "environment",
+    "inherited_env": "environment",
     "minimal_env": "environment",
     "run": "process",
     "Completed": "result",
@@ -86,6 +88,7 @@ __all__ = [
     "ExecError",
     "Overflow",
     "Stream",
+    "inherited_env",
     "minimal_env",
     "resolve_executable",
     "run",

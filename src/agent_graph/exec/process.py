@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from .. import codes
 from .argv import check_argv, check_cwd, resolve_executable
 from .codes import ExecError
-from .environment import check_env
+from .environment import checked
 from .group import signal_group, wait_group_gone
 from .pump import Pump, close_file
 from .result import Completed
@@ -64,7 +64,7 @@ def run(
     process does afterwards is reported in the :class:`Completed` (see its ``check()``).
     """
     args = check_argv(argv)
-    environment = check_env(env)
+    environment = checked(env)
     where = check_cwd(cwd)
     _check_options(timeout_s, max_stdout, max_stderr, stdin, term_grace_s)
     executable = resolve_executable(args[0], path=environment.get("PATH"), cwd=where)

@@ -1,4 +1,4 @@
-"""Concurrent, bounded pipe I/O: feed stdin, read stdout and stderr through one selector.
+"""Concurrent, bounded pipe I/O: feed stdin, read stdout and stderr through one ``poll``.
 
 Never more than ``limit + 1`` bytes of a stream are held: a read asks for at most what
 is left before the limit plus one byte, and the byte past the limit is dropped again as
@@ -9,14 +9,19 @@ is being terminated is not blocked on a full pipe), but the bytes are discarded.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
-import selectors
+import select
 import time
 from typing import IO
 
 from .result import Overflow, Stream
 
 CHUNK = 65536
+#: The longest wait one ``poll`` takes (its timeout is an int of milliseconds); a longer
+#: one is made of several steps, the caller's loop checking its deadline between them.
+_MAX_WAIT_MS = 2**31 - 1
+_READ = select.POLLIN | select.POLLPRI
 
 
 class _Capture:
@@ -54,7 +59,11 @@ class Pump:
         wake: int | None = None,
     ) -> None:
         self.overflow: Overflow | None = None
-        self._selector = selectors.DefaultSelector()
+        # poll, not epoll through selectors: with two or three descriptors per process,
+        # epoll's own descriptor, a control call per (un)registration and the selector's
+        # keys cost more than they save (exec.run of `true`: 0.265 -> 0.245 ms CPU)
+        self._poll = select.poll()
+        self._targets: dict[int, _Capture | _Feed | None] = {}
         self._captures = (
             _Capture("stdout", stdout, limits[0]),
             _Capture("stderr", stderr, limits[1]),
@@ -62,18 +71,28 @@ class Pump:
         self._feed: _Feed | None = None
         self._wake = wake
         for capture in self._captures:
-            os.set_blocking(capture.file.fileno(), False)
-            self._selector.register(capture.file.fileno(), selectors.EVENT_READ, capture)
+            fd = capture.file.fileno()
+            os.set_blocking(fd, False)
+            self._watch(fd, _READ, capture)
         if stdin is not None:
             self._feed = _Feed(stdin, data)
             if data:
-                os.set_blocking(stdin.fileno(), False)
-                self._selector.register(stdin.fileno(), selectors.EVENT_WRITE, self._feed)
+                fd = stdin.fileno()
+                os.set_blocking(fd, False)
+                self._watch(fd, select.POLLOUT, self._feed)
                 self._feed.registered = True
             else:
                 self.close_stdin()
         if wake is not None:
-            self._selector.register(wake, selectors.EVENT_READ, None)
+            self._watch(wake, _READ, None)
+
+    def _watch(self, fd: int, events: int, target: _Capture | _Feed | None) -> None:
+        self._poll.register(fd, events)
+        self._targets[fd] = target
+
+    def _unwatch(self, fd: int) -> None:
+        self._poll.unregister(fd)
+        del self._targets[fd]
 
     @property
     def reading(self) -> bool:
@@ -85,9 +104,12 @@ class Pump:
 
     def step(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds for the pipes (or the wake descriptor), then
-        move what is ready."""
-        for key, _ in self._selector.select(max(timeout, 0.0)):
-            target = key.data
+        move what is ready. A hang-up or error counts as ready: the read or write that
+        follows meets the end of file or the broken pipe."""
+        wait = math.ceil(min(max(timeout, 0.0) * 1000, _MAX_WAIT_MS))
+        targets = self._targets
+        for fd, _ in self._poll.poll(wait):
+            target = targets.get(fd)
             if isinstance(target, _Capture):
                 self._read(target)
             elif isinstance(target, _Feed):
@@ -106,7 +128,7 @@ class Pump:
 
     def stop_waking(self) -> None:
         if self._wake is not None:
-            self._selector.unregister(self._wake)
+            self._unwatch(self._wake)
             self._wake = None
 
     def close_stdin(self) -> None:
@@ -115,7 +137,7 @@ class Pump:
             return
         self._feed = None
         if feed.registered:
-            self._selector.unregister(feed.file.fileno())
+            self._unwatch(feed.file.fileno())
         feed.pending = memoryview(b"")
         close_file(feed.file)
 
@@ -124,7 +146,6 @@ class Pump:
         self.stop_waking()
         for capture in self._captures:
             self._finish(capture)
-        self._selector.close()
 
     def _read(self, capture: _Capture) -> None:
         want = CHUNK if capture.over else min(CHUNK, capture.limit + 1 - len(capture.data))
@@ -160,7 +181,7 @@ class Pump:
 
     def _finish(self, capture: _Capture) -> None:
         if not capture.file.closed:
-            self._selector.unregister(capture.file.fileno())
+            self._unwatch(capture.file.fileno())
             close_file(capture.file)
 
 

@@ -15,7 +15,6 @@ group killed) and reported as a failure with a line saying so appended to ``stde
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any, Final
 
@@ -52,6 +51,7 @@ def run_command(
 ) -> dict[str, Any]:
     """Run the node's command; its ``已执行`` content ``{status, exitCode, stdout, stderr}``.
     A command that cannot start raises :class:`RunFailure` (``command_execution``)."""
+    from ...exec.environment import inherited_env
     from ...exec.process import run
 
     command = node.command
@@ -65,7 +65,7 @@ def run_command(
         done = run(
             args,
             cwd=cwd,
-            env=dict(os.environ),
+            env=inherited_env(),
             timeout_s=timeout_s if timeout_s is not None else NO_TIMEOUT,
             max_stdout=MAX_OUTPUT,
             max_stderr=MAX_OUTPUT,

@@ -218,6 +218,9 @@ class Baseline:
     #: the members that are strings, numbers or null, as they are (compared without
     #: serialising them: most members of most commits are these, and unchanged)
     scalars: dict[str, Any] = field(default_factory=dict)
+    #: the document's own keys as the last delta saw them (``checksum`` included), so the
+    #: next one compares them in one step
+    seen: tuple[str, ...] = ()
 
     @staticmethod
     def of(stored: Json) -> Baseline:
@@ -232,12 +235,14 @@ class Baseline:
             }
             for name in MUTABLE_LISTS
         }
-        scalars = {k: stored[k] for k in members if _scalar(stored[k])}
+        scalars = {k: stored[k] for k in members if type(stored[k]) in _SCALARS}
         return Baseline(keys, members, counts, open_items, scalars)
 
 
-def _scalar(value: Any) -> bool:
-    return value is None or type(value) in (str, int, bool)
+#: The types of the members compared as they are (not floats: ``0.0 == -0.0``, and
+#: ``1 == 1.0``, where their JSON differs)
+_SCALARS: Final = (str, int, bool, type(None))
+_ABSENT: Final = object()
 
 
 class NeedsSnapshot(Exception):
@@ -248,19 +253,19 @@ class NeedsSnapshot(Exception):
 def delta(document: Json, base: Baseline, keep: Keep) -> tuple[list[str], Baseline]:
     """The parts of the line that takes ``base`` to ``document`` (JSON texts of its
     members, without braces) and the baseline it leaves."""
-    keys = tuple(k for k in document if k != "checksum")
-    if keys != base.keys:
+    seen = tuple(document)
+    if seen != base.seen and tuple(k for k in seen if k != "checksum") != base.keys:
         raise NeedsSnapshot
     parts: list[str] = []
     members = dict(base.members)
-    scalars = dict(base.scalars)
+    old_scalars = base.scalars
+    scalars = dict(old_scalars)
     changed: list[str] = []
-    for key in keys:
-        if key in LISTS:
-            continue
+    for key in members:  # the members that are not lists, in document order
         value = document[key]
-        if _scalar(value):
-            if key in scalars and type(scalars[key]) is type(value) and scalars[key] == value:
+        if type(value) in _SCALARS:
+            old = old_scalars.get(key, _ABSENT)
+            if value is old or (type(old) is type(value) and old == value):
                 continue
             scalars[key] = value
         else:
@@ -299,7 +304,7 @@ def delta(document: Json, base: Baseline, keep: Keep) -> tuple[list[str], Baseli
         if added:
             parts.append(f'"{name}":[' + ",".join(added) + "]")
         counts[name] = len(items)
-    return parts, Baseline(keys, members, counts, open_items, scalars)
+    return parts, Baseline(base.keys, members, counts, open_items, scalars, seen)
 
 
 class BadLine(Exception):

@@ -15,7 +15,7 @@ import secrets
 import time
 from collections.abc import Callable
 from contextlib import suppress
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ... import codes
@@ -39,8 +39,23 @@ from .store import RecordTooLarge, RunFile
 EventSink = Callable[[dict[str, Any], int], None]
 
 
+_MS = timedelta(milliseconds=1)
+#: The millisecond :func:`now` last wrote (its start) and its text.
+_last: tuple[datetime, str] | None = None
+
+
 def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """This millisecond, ``2026-01-02T03:04:05.678Z``. A visit stamps about seven times,
+    most of them within one millisecond: its text is made once (1.3 -> 0.5 us a stamp)."""
+    global _last
+    moment = datetime.now(UTC)
+    last = _last
+    if last is not None and timedelta(0) <= moment - last[0] < _MS:
+        return last[1]
+    start = moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+    text = start.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    _last = (start, text)
+    return text
 
 
 def new_run_id() -> str:

@@ -445,3 +445,27 @@ def test_runs_from_several_threads_stay_apart() -> None:
         thread.join()
     for n, done in results.items():
         assert (done.exit_code, done.stdout, done.stderr) == (n, b"%d\n" % n, b"%d\n" % n)
+
+
+# -- descriptors ------------------------------------------------------------------------------
+
+
+def _open_fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+def test_every_pipe_end_is_closed_however_a_run_ends(tmp_path: Path) -> None:
+    garbage = tmp_path / "garbage"
+    garbage.write_bytes(b"\x7fELF not really")
+    garbage.chmod(0o755)
+    go(["true"])  # whatever a first run sets up once is not counted
+    before = _open_fds()
+    go(["true"])
+    go(shell_argv("cat; echo err >&2"), stdin=b"fed")
+    go(shell_argv("exec >&- 2>&-; sleep 0.2"))  # closes its pipes, then runs on
+    go(py("import time; time.sleep(5)"), timeout_s=0.2)
+    go(py("import sys; sys.stdout.write('x' * 100)"), max_stdout=10)
+    go(py("import os; os.close(0)"), stdin=b"y" * (1 << 20))  # stdin left unread
+    assert _code([str(garbage)]) == "exec-not-executable"  # refused by execve, in Popen
+    assert _code(["true"], cwd=tmp_path / "missing") == "exec-cwd-missing"
+    assert _open_fds() == before

@@ -35,7 +35,7 @@ from .argv import check_argv, check_cwd, resolve_executable
 from .codes import ExecError
 from .environment import checked
 from .group import signal_group, wait_group_gone
-from .pump import Pump, close_file
+from .pump import Pump, close_fd
 from .result import Completed
 
 DRAIN_S = 0.25  # reading what is left in the pipes after the group is killed
@@ -69,48 +69,74 @@ def run(
     _check_options(timeout_s, max_stdout, max_stderr, stdin, term_grace_s)
     executable = resolve_executable(args[0], path=environment.get("PATH"), cwd=where)
     started = time.monotonic()
+    # the pipes are made here and handed to Popen as descriptors: Popen's own would each
+    # be wrapped in a file object the pump never uses (exec.run of `true`: 11 us of 0.23 ms)
+    ends: list[int] = []
     try:
+        out_r, out_w = _pipe(ends)
+        err_r, err_w = _pipe(ends)
+        in_r, in_w = _pipe(ends) if stdin is not None else (subprocess.DEVNULL, None)
         proc = subprocess.Popen(
             args,
             executable=executable,
             cwd=where,
             env=environment,
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stdin=in_r,
+            stdout=out_w,
+            stderr=err_w,
             start_new_session=True,
             close_fds=True,
-            bufsize=0,
         )
-    except OSError as exc:
-        raise _start_error(exc, args, where) from exc
+    except BaseException as exc:
+        for fd in ends:
+            close_fd(fd)
+        if isinstance(exc, OSError):
+            raise _start_error(exc, args, where) from exc
+        raise
+    for fd in (out_w, err_w, in_r):  # the child's ends: it has them now
+        if fd >= 0:
+            close_fd(fd)
     data = bytes(stdin) if stdin is not None else b""
     return _supervise(
-        proc, args, where, started, timeout_s, (max_stdout, max_stderr), data, term_grace_s
+        proc,
+        (out_r, err_r, in_w),
+        (args, where, started, timeout_s),
+        (max_stdout, max_stderr),
+        data,
+        term_grace_s,
     )
+
+
+def _pipe(ends: list[int]) -> tuple[int, int]:
+    """A new pipe (read end, write end), both noted in ``ends`` to close on failure."""
+    read, write = os.pipe()
+    ends += (read, write)
+    return read, write
 
 
 def _supervise(
     proc: subprocess.Popen[bytes],
-    args: tuple[str, ...],
-    where: str,
-    started: float,
-    timeout_s: float,
+    pipes: tuple[int, int, int | None],
+    what: tuple[tuple[str, ...], str, float, float],
     limits: tuple[int, int],
     data: bytes,
     grace: float,
 ) -> Completed:
+    args, where, started, timeout_s = what
     pid = proc.pid
-    wake = _pidfd(pid)
-    tick = math.inf if wake is not None else _TICK_S
     timed_out = False
+    wake: int | None = None
     pump: Pump | None = None
+    handed = False
     try:
-        assert proc.stdout is not None
-        assert proc.stderr is not None
-        pump = Pump(proc.stdout, proc.stderr, limits, stdin=proc.stdin, data=data, wake=wake)
-        deadline = started + timeout_s
         exited = _exited(pid)
+        # a leader that is done already (a quick command) needs no descriptor to wait on
+        # (3 us of exec.run of `true`)
+        wake = None if exited else _pidfd(pid)
+        tick = math.inf if wake is not None else _TICK_S
+        handed = True  # from here the pump owns the pipes, even if making it fails
+        pump = Pump(pipes[0], pipes[1], limits, stdin=pipes[2], data=data, wake=wake)
+        deadline = started + timeout_s
         while not exited and pump.overflow is None:
             now = time.monotonic()
             if now >= deadline:
@@ -129,9 +155,9 @@ def _supervise(
         if pump is not None:
             pump.drain(DRAIN_S)
             pump.close()
-        else:  # Pump() itself failed: close what Popen opened
-            for file in (proc.stdin, proc.stdout, proc.stderr):
-                close_file(file)
+        elif not handed:
+            for fd in pipes:
+                close_fd(fd)
         if wake is not None:
             os.close(wake)
         survivors = not wait_group_gone(pid, GONE_S)

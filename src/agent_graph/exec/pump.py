@@ -13,7 +13,6 @@ import math
 import os
 import select
 import time
-from typing import IO
 
 from .result import Overflow, Stream
 
@@ -25,36 +24,39 @@ _READ = select.POLLIN | select.POLLPRI
 
 
 class _Capture:
-    __slots__ = ("data", "file", "limit", "name", "over")
+    __slots__ = ("closed", "data", "fd", "limit", "name", "over")
 
-    def __init__(self, name: Stream, file: IO[bytes], limit: int) -> None:
+    def __init__(self, name: Stream, fd: int, limit: int) -> None:
         self.name: Stream = name
-        self.file = file
+        self.fd = fd
+        self.closed = False
         self.limit = limit
         self.data = bytearray()
         self.over = False
 
 
 class _Feed:
-    __slots__ = ("file", "pending", "registered")
+    __slots__ = ("fd", "pending", "registered")
 
-    def __init__(self, file: IO[bytes], data: bytes) -> None:
-        self.file = file
+    def __init__(self, fd: int, data: bytes) -> None:
+        self.fd = fd
         self.pending = memoryview(data)
         self.registered = False
 
 
 class Pump:
-    """Owns the parent's ends of the pipes (and, optionally, a descriptor that becomes
-    readable when the child exits, so waiting for output also waits for the exit)."""
+    """Owns the parent's ends of the pipes, as descriptors, from the moment it is made
+    (one that fails to be made has closed them) until :meth:`close`; optionally watches a
+    descriptor that becomes readable when the child exits (its caller's to close), so
+    waiting for output also waits for the exit."""
 
     def __init__(
         self,
-        stdout: IO[bytes],
-        stderr: IO[bytes],
+        stdout: int,
+        stderr: int,
         limits: tuple[int, int],
         *,
-        stdin: IO[bytes] | None = None,
+        stdin: int | None = None,
         data: bytes = b"",
         wake: int | None = None,
     ) -> None:
@@ -68,36 +70,37 @@ class Pump:
             _Capture("stdout", stdout, limits[0]),
             _Capture("stderr", stderr, limits[1]),
         )
-        self._feed: _Feed | None = None
+        self._feed = _Feed(stdin, data) if stdin is not None else None
         self._wake = wake
-        for capture in self._captures:
-            fd = capture.file.fileno()
-            os.set_blocking(fd, False)
-            self._watch(fd, _READ, capture)
-        if stdin is not None:
-            self._feed = _Feed(stdin, data)
-            if data:
-                fd = stdin.fileno()
-                os.set_blocking(fd, False)
-                self._watch(fd, select.POLLOUT, self._feed)
-                self._feed.registered = True
-            else:
-                self.close_stdin()
-        if wake is not None:
-            self._watch(wake, _READ, None)
+        try:
+            for capture in self._captures:
+                os.set_blocking(capture.fd, False)
+                self._watch(capture.fd, _READ, capture)
+            if self._feed is not None:
+                if data:
+                    os.set_blocking(self._feed.fd, False)
+                    self._watch(self._feed.fd, select.POLLOUT, self._feed)
+                    self._feed.registered = True
+                else:
+                    self.close_stdin()
+            if wake is not None:
+                self._watch(wake, _READ, None)
+        except BaseException:
+            self.close()
+            raise
 
     def _watch(self, fd: int, events: int, target: _Capture | _Feed | None) -> None:
         self._poll.register(fd, events)
         self._targets[fd] = target
 
     def _unwatch(self, fd: int) -> None:
-        self._poll.unregister(fd)
-        del self._targets[fd]
+        if self._targets.pop(fd, _NOT_WATCHED) is not _NOT_WATCHED:
+            self._poll.unregister(fd)
 
     @property
     def reading(self) -> bool:
         """Whether a stream is still open (no end of file yet)."""
-        return any(not c.file.closed for c in self._captures)
+        return not (self._captures[0].closed and self._captures[1].closed)
 
     def output(self) -> tuple[bytes, bytes]:
         return bytes(self._captures[0].data), bytes(self._captures[1].data)
@@ -127,6 +130,7 @@ class Pump:
             self.step(left)
 
     def stop_waking(self) -> None:
+        """Stop watching the wake descriptor (it stays open: its owner closes it)."""
         if self._wake is not None:
             self._unwatch(self._wake)
             self._wake = None
@@ -137,9 +141,9 @@ class Pump:
             return
         self._feed = None
         if feed.registered:
-            self._unwatch(feed.file.fileno())
+            self._unwatch(feed.fd)
         feed.pending = memoryview(b"")
-        close_file(feed.file)
+        close_fd(feed.fd)
 
     def close(self) -> None:
         self.close_stdin()
@@ -150,7 +154,7 @@ class Pump:
     def _read(self, capture: _Capture) -> None:
         want = CHUNK if capture.over else min(CHUNK, capture.limit + 1 - len(capture.data))
         try:
-            chunk = os.read(capture.file.fileno(), want)
+            chunk = os.read(capture.fd, want)
         except BlockingIOError:
             return
         except OSError:
@@ -169,7 +173,7 @@ class Pump:
 
     def _write(self, feed: _Feed) -> None:
         try:
-            written = os.write(feed.file.fileno(), feed.pending[:CHUNK])
+            written = os.write(feed.fd, feed.pending[:CHUNK])
         except BlockingIOError:
             return
         except OSError:  # BrokenPipeError: the child closed its stdin; the rest is moot
@@ -180,13 +184,17 @@ class Pump:
             self.close_stdin()
 
     def _finish(self, capture: _Capture) -> None:
-        if not capture.file.closed:
-            self._unwatch(capture.file.fileno())
-            close_file(capture.file)
+        if not capture.closed:
+            capture.closed = True
+            self._unwatch(capture.fd)
+            close_fd(capture.fd)
 
 
-def close_file(file: IO[bytes] | None) -> None:
-    """Close one of Popen's pipe ends, ignoring errors."""
-    if file is not None:
+_NOT_WATCHED = object()
+
+
+def close_fd(fd: int | None) -> None:
+    """Close one of the parent's pipe ends, ignoring errors."""
+    if fd is not None:
         with contextlib.suppress(OSError):
-            file.close()
+            os.close(fd)

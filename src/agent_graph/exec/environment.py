@@ -59,13 +59,19 @@ def check_env(env: Mapping[str, str]) -> dict[str, str]:
 
 
 class _Inherited:
-    """The last checked copy of ``os.environ`` and the raw items it was made from."""
+    """The last checked copy of ``os.environ`` and the raw store it was made from (its
+    items, and its names in order: equal dicts may differ in order)."""
 
-    __slots__ = ("copy", "items")
+    __slots__ = ("copy", "keys", "raw")
 
-    def __init__(self, items: list[tuple[bytes, bytes]], copy: Mapping[str, str]) -> None:
-        self.items = items
+    def __init__(self, raw: dict[bytes, bytes], copy: Mapping[str, str]) -> None:
+        self.raw = raw
+        self.keys = tuple(raw)
         self.copy = copy
+
+    def matches(self, raw: dict[bytes, bytes]) -> bool:
+        # dict equality and a tuple of names, not a list of items: 1.4 -> 0.6 us
+        return raw == self.raw and tuple(raw) == self.keys
 
 
 _inherited: _Inherited | None = None
@@ -85,19 +91,18 @@ def inherited_env() -> Mapping[str, str]:
     The copy is kept and handed out again while ``os.environ`` stays as it was (compared
     on its raw items, a C-level comparison), so a caller that runs many commands neither
     copies, decodes nor checks its variables for each (36 variables: ``dict(os.environ)``
-    and its check 22 us, this 1.6 us)."""
+    and its check 22 us, this 0.7 us)."""
     global _inherited
     raw = _raw_environ()
     if raw is None:
         return MappingProxyType(check_env(os.environ))
     kept = _inherited
-    if kept is not None and kept.items == list(raw.items()):
+    if kept is not None and kept.matches(raw):
         return kept.copy
-    items = list(raw.items())
-    copy = MappingProxyType(check_env(os.environ))
-    if list(raw.items()) == items:  # else another thread changed it meanwhile: not kept
-        _inherited = _Inherited(items, copy)
-    return copy
+    made = _Inherited(dict(raw), MappingProxyType(check_env(os.environ)))
+    if made.matches(raw):  # else another thread changed it meanwhile: not kept
+        _inherited = made
+    return made.copy
 
 
 def checked(env: Mapping[str, str]) -> Mapping[str, str]:

@@ -124,8 +124,9 @@ def _small(text: str) -> bool:
 
 
 def _looks_like_ref(name: str, item: Json) -> bool:
-    if any(is_ref(item.get(place)) for place in ITEM_CONTENT.get(name, ())):
-        return True
+    for place in ITEM_CONTENT.get(name, ()):  # a loop, not any(): 0.45 -> 0.23 us an item
+        if is_ref(item.get(place)):
+            return True
     result = item.get("result") if name == "visits" else None
     return isinstance(result, dict) and is_ref(result.get("content"))
 
@@ -263,14 +264,18 @@ def delta(document: Json, base: Baseline, keep: Keep) -> tuple[list[str], Baseli
     changed: list[str] = []
     for key in members:  # the members that are not lists, in document order
         value = document[key]
+        old = old_scalars.get(key, _ABSENT)
+        if value is old:  # (only scalars are kept: the same one is the same value)
+            continue
         if type(value) in _SCALARS:
-            old = old_scalars.get(key, _ABSENT)
-            if value is old or (type(old) is type(value) and old == value):
+            if type(old) is type(value) and old == value:
                 continue
             scalars[key] = value
         else:
             scalars.pop(key, None)
-        text = member_text(key, value, keep)
+        # an int's JSON is its repr: the encoder would make a C encoder for it first, and
+        # ``revision`` changes at every commit (0.8 -> 0.1 us)
+        text = repr(value) if type(value) is int else member_text(key, value, keep)
         if text != base.members.get(key):
             members[key] = text
             changed.append(f"{dumps(key)}:{text}")

@@ -2,7 +2,7 @@
 
 A caller that wants its own environment passed on asks for it by name,
 :func:`inherited_env`: a checked, read-only copy of ``os.environ`` made again only when
-``os.environ`` changed (in name, value or order), which :func:`check_env` takes as it is.
+``os.environ`` changed (in name, value or order), which :func:`checked` takes as it is.
 """
 
 from __future__ import annotations

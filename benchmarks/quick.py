@@ -101,10 +101,10 @@ SMALL, LARGE = 1000, 10000
 NESTED_SMALL, NESTED_LARGE = 100, 1000
 NESTED_LIMIT = 40.0
 #: The Run of the chain (its Flow compiled beforehand) / spawn + one fsync'd append per
-#: visit, on CPU time: 1.29-1.43 here at load 1.4-2.8 (the runner's own CPU 0.73-0.75
+#: visit, on CPU time: 1.30-1.44 here at load 0.9-1.1 (the runner's own CPU 0.73-0.79
 #: ms a visit, the baseline's 0.38), since commands reuse one checked environment while
 #: os.environ is unchanged, the pipes are polled as descriptors and the journal's deltas
-#: cost less; 1.41-1.52 (0.88-0.91 ms) before, 1.5-1.95 with the first journal,
+#: cost less; 1.48-1.61 (0.84-0.99 ms) before, 1.5-1.95 with the first journal,
 #: 6.8-7.8 when every commit rewrote the whole record. Wall time is reported beside
 #: it: with fsync cheap (tmpfs) the whole flow.run (compile included) was 2.5x, on a
 #: disk 1.7-1.9x.

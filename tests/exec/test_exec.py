@@ -469,3 +469,37 @@ def test_every_pipe_end_is_closed_however_a_run_ends(tmp_path: Path) -> None:
     assert _code([str(garbage)]) == "exec-not-executable"  # refused by execve, in Popen
     assert _code(["true"], cwd=tmp_path / "missing") == "exec-cwd-missing"
     assert _open_fds() == before
+
+
+def test_an_interrupt_as_supervision_starts_still_kills_the_child(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Closing the child's pipe ends is the first thing supervision does, inside its
+    cleanup: a KeyboardInterrupt there kills and reaps the group and closes every end."""
+    from agent_graph.exec import process
+
+    started: list[int] = []
+    real_popen, real_close = process.subprocess.Popen, process.close_fd
+
+    def popen(*args: object, **kwargs: object) -> object:
+        proc = real_popen(*args, **kwargs)  # type: ignore[call-overload]
+        started.append(proc.pid)
+        return proc
+
+    def close_once(fd: int | None) -> None:
+        real_close(fd)
+        if started and not getattr(close_once, "fired", False):
+            close_once.fired = True  # type: ignore[attr-defined]
+            raise KeyboardInterrupt
+
+    go(["true"])  # whatever a first run sets up once is not counted
+    before = _open_fds()
+    monkeypatch.setattr(process.subprocess, "Popen", popen)
+    monkeypatch.setattr(process, "close_fd", close_once)
+    with pytest.raises(KeyboardInterrupt):
+        go(py("import time; time.sleep(30)"), timeout_s=60.0)
+    monkeypatch.undo()
+    assert len(started) == 1
+    assert not alive(started[0])
+    assert not group_alive(started[0])
+    assert _open_fds() == before

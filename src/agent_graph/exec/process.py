@@ -72,6 +72,7 @@ def run(
     # the pipes are made here and handed to Popen as descriptors: Popen's own would each
     # be wrapped in a file object the pump never uses (exec.run of `true`: 11 us of 0.23 ms)
     ends: list[int] = []
+    data = bytes(stdin) if stdin is not None else b""
     try:
         out_r, out_w = _pipe(ends)
         err_r, err_w = _pipe(ends)
@@ -93,13 +94,13 @@ def run(
         if isinstance(exc, OSError):
             raise _start_error(exc, args, where) from exc
         raise
-    for fd in (out_w, err_w, in_r):  # the child's ends: it has them now
-        if fd >= 0:
-            close_fd(fd)
-    data = bytes(stdin) if stdin is not None else b""
+    # straight into supervision, whose cleanup kills the group: an interrupt from here
+    # on (closing the child's ends makes calls, where a pending signal is handled) does
+    # not leave the child running unsupervised
     return _supervise(
         proc,
         (out_r, err_r, in_w),
+        (out_w, err_w, in_r),
         (args, where, started, timeout_s),
         (max_stdout, max_stderr),
         data,
@@ -117,18 +118,24 @@ def _pipe(ends: list[int]) -> tuple[int, int]:
 def _supervise(
     proc: subprocess.Popen[bytes],
     pipes: tuple[int, int, int | None],
+    given: tuple[int, int, int],
     what: tuple[tuple[str, ...], str, float, float],
     limits: tuple[int, int],
     data: bytes,
     grace: float,
 ) -> Completed:
-    args, where, started, timeout_s = what
+    """Watch the started child to its end; ``given``: the pipe ends the child holds,
+    closed here in the parent."""
     pid = proc.pid
     timed_out = False
     wake: int | None = None
     pump: Pump | None = None
     handed = False
+    open_ends = [end for end in given if end >= 0]
     try:
+        while open_ends:
+            close_fd(open_ends.pop())
+        args, where, started, timeout_s = what
         exited = _exited(pid)
         # a leader that is done already (a quick command) needs no descriptor to wait on
         # (3 us of exec.run of `true`)
@@ -156,7 +163,7 @@ def _supervise(
             pump.drain(DRAIN_S)
             pump.close()
         elif not handed:
-            for fd in pipes:
+            for fd in (*pipes, *open_ends):
                 close_fd(fd)
         if wake is not None:
             os.close(wake)

@@ -130,8 +130,9 @@ FLOW_COLD_LIMIT = 4.0
 #: the rule; each round is under 0.1 s of CPU
 FLOW_COLD_ROUNDS = 15
 #: flow.check of a 1,000-node Flow / the minimal read of its text (:func:`_minimal_read`),
-#: in process, CPU: 12-14 here (about 55 ms against 4.5 ms); 27-30 when lark parsed
-#: every graph line and the JSON blocks were walked character by character
+#: in process, CPU: 4.1 here (about 18.5 ms against 4.5 ms); 12-14 at about 55 ms, and
+#: 27-30 when lark parsed every graph line and the JSON blocks were walked character by
+#: character
 FLOW_PACE_LIMIT = 20.0
 
 

@@ -52,7 +52,6 @@ import json
 import math
 import os
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -68,6 +67,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from flow_bench import write_flow
+from results import children_cpu
 from shapes import chain, nested_deep
 from vm_bench import clear_caches
 
@@ -181,12 +181,6 @@ def in_process(action: Callable[[], object]) -> Side:
         return time.process_time() - started
 
     return once
-
-
-def children_cpu() -> float:
-    """CPU seconds of this process's ended (waited-for) children, user and system."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def in_child(argv: list[str], env: dict[str, str]) -> Side:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import resource
 from pathlib import Path
 from typing import Any
 
@@ -25,3 +26,9 @@ def write_result(name: str, figures: dict[str, Any]) -> Path:
     target.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {target.relative_to(HERE.parent)}")
     return target
+
+
+def children_cpu() -> float:
+    """CPU seconds of this process's ended (waited-for) children, user and system."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime

@@ -203,8 +203,7 @@ class RunFile:
 
     @property
     def journal(self) -> Path:
-        real = self.real
-        return real.parent / f".{real.name}.journal"
+        return _journal_of(self.real)
 
     def read(self) -> dict[str, Any]:
         """The record (snapshot and journal folded, contents resolved), checked for shape
@@ -395,7 +394,7 @@ class RunFile:
             )
         document["checksum"] = digest
         target = self.path if new else self.real
-        journal = target.parent / f".{target.name}.journal"
+        journal = _journal_of(target)
         if new and not os.path.lexists(target):
             with suppress(FileNotFoundError):  # an earlier record's of this name, removed
                 journal.unlink()
@@ -472,9 +471,10 @@ class RunFile:
         return True
 
 
-def _journal_of(real: Path) -> Path:
-    # made only where a commit needs it: the path arithmetic cost every append 3 us
-    return real.parent / f".{real.name}.journal"
+def _journal_of(record: Path) -> Path:
+    """The journal beside the record file ``record``: made only where it is needed (the
+    path arithmetic at every append cost it 3 us)."""
+    return record.parent / f".{record.name}.journal"
 
 
 class RecordTooLarge(Exception):

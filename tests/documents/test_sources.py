@@ -13,7 +13,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_graph.documents.json_text import unpaired_surrogate
 from agent_graph.documents.sources import (
     MAX_FILE_BYTES,
     JsonError,
@@ -23,6 +22,7 @@ from agent_graph.documents.sources import (
     read_markdown,
     read_structured,
 )
+from agent_graph.documents.surrogates import unpaired_surrogate
 from agent_graph.documents.yaml12 import MAX_DEPTH, to_js_number
 from agent_graph.errors import AgentGraphError
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from agent_graph.documents.files import read_bytes
 from agent_graph.documents.sourcemap import MAX_DEPTH, ParseError, SourceMap, escape_token
+from agent_graph.documents.surrogates import unpaired_surrogate
 from agent_graph.errors import AgentGraphError
 from agent_graph.js_numbers import to_js_number
 
@@ -24,7 +25,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Final
 
-__all__ = ["JsonError", "parse_json", "read_json", "unpaired_surrogate"]
+__all__ = ["JsonError", "parse_json", "read_json"]
 
 
 class JsonError(ParseError):
@@ -40,47 +41,6 @@ _NEWLINE: Final = re.compile("\n")
 # The C string decoder behind json.loads (exact JSON string rules); typeshed omits it.
 _scanstring: Final[Callable[[str, int, bool], tuple[str, int]]] = _json_decoder.scanstring  # type: ignore[attr-defined]
 _SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
-# Where a surrogate can come from in JSON text: a \uD800-\uDFFF escape, or the character
-# itself (a str from argv holds one per byte that was not UTF-8). A fast superset.
-_MAYBE_SURROGATE: Final = re.compile(r"[\ud800-\udfff]|\\u[dD][89a-fA-F]")
-# One surrogate escape, other escape (so an escaped backslash is skipped) or surrogate.
-_STRING_TOKEN: Final = re.compile(r"\\u([dD][89a-fA-F][0-9a-fA-F]{2})|\\.|[\ud800-\udfff]")
-
-
-def unpaired_surrogate(text: str, start: int = 0, end: int | None = None) -> tuple[int, str] | None:
-    """The index and a description of the first unpaired surrogate in JSON text, if any.
-
-    A surrogate is text no Unicode encoding can hold (UTF-8 cannot encode it), so it is
-    refused wherever JSON is read, as the YAML reader refuses it. ``\\uD83D\\uDE00`` is
-    one character (a pair) and fine; ``\\uD800`` alone, a low surrogate escape first,
-    or a surrogate character in the text itself (a byte that was not UTF-8) is not.
-    ``text[start:end]`` must be JSON string content or whole JSON text (where every
-    backslash is inside a string).
-    """
-    if end is None and not start and text.isascii() and "\\u" not in text:
-        # nothing the pattern below could find (0.07 us, not 0.7, on a command block);
-        # whole texts only: a range's caller would pay for the whole text each time
-        return None
-    stop = len(text) if end is None else end
-    if _MAYBE_SURROGATE.search(text, start, stop) is None:
-        return None
-    pending: tuple[int, str] | None = None  # a high surrogate escape waiting for its low half
-    for match in _STRING_TOKEN.finditer(text, start, stop):
-        unit = match.group(1)
-        if pending is not None:
-            if unit is not None and match.start() == pending[0] + 6 and unit[1] in "cCdDeEfF":
-                pending = None  # a pair: one astral character
-                continue
-            return pending
-        if unit is not None:
-            if unit[1] in "89abAB":
-                pending = (match.start(), f"\\u{unit}")
-                continue
-            return match.start(), f"\\u{unit}"
-        if match.group().startswith("\\"):
-            continue
-        return match.start(), f"U+{ord(match.group()):04X}"
-    return pending
 
 
 def _surrogate_message(found: str) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import codes
 from ..canonical import to_js_number
-from ..documents.json_text import unpaired_surrogate
+from ..documents.surrogates import unpaired_surrogate
 from ..errors import AgentGraphError
 
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 import re
+from functools import cache
 
-from ...documents.json_text import JsonError, parse_json, unpaired_surrogate
 from ...documents.sourcemap import MAX_DEPTH
+from ...documents.surrogates import unpaired_surrogate
 from ...frozen import field, record, slotted
 from ...js_numbers import to_js_number
 
@@ -24,6 +25,12 @@ from ...js_numbers import to_js_number
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Final
+
+    from ...documents.json_text import JsonError
+
+# The positioned JSON reader (documents.json_text) is imported where a block needs it:
+# one that is JSON as written never does, and a cold agc flow check of such a package
+# is 1.2 ms of CPU (of about 35) the cheaper for not loading it.
 
 PLACEHOLDER: Final = re.compile(r"\{(?:([A-Za-z][A-Za-z0-9_-]*)\.)?outcome\}")
 OUTCOME: Final = "{outcome}"
@@ -85,16 +92,20 @@ def _next_significant(text: str, index: int) -> str:
     return text[index] if index < len(text) else ""
 
 
-#: What the lexer acts on, in one pass: a string (its content, then a ``:`` when one
-#: follows, so it may be a member name), a placeholder, a container opening or closing.
-#: Whatever lies between is skipped. An unterminated string runs to the end of the text.
-_TOKEN: Final = re.compile(
-    r'"(?P<string>(?:[^"\\]++|\\.)*+)(?:"(?P<colon>[ \t\r\n]*+:)?|\\?\Z)'
-    rf"|(?P<placeholder>{PLACEHOLDER.pattern})"
-    r"|(?P<object>\{)|(?P<array>\[)|(?P<close>[}\]])",
-    re.DOTALL,
-)
-_BLANKS: Final = re.compile(r"[ \t\r\n]*+")
+@cache
+def _lexer() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """What the lexer acts on, in one pass: a string (its content, then a ``:`` when one
+    follows, so it may be a member name), a placeholder, a container opening or closing;
+    whatever lies between is skipped, and an unterminated string runs to the end of the
+    text. Then the blanks before a member's value. Compiled when a block is first lexed
+    (0.55 ms), which a package whose blocks are JSON as written never is."""
+    token = re.compile(
+        r'"(?P<string>(?:[^"\\]++|\\.)*+)(?:"(?P<colon>[ \t\r\n]*+:)?|\\?\Z)'
+        rf"|(?P<placeholder>{PLACEHOLDER.pattern})"
+        r"|(?P<object>\{)|(?P<array>\[)|(?P<close>[}\]])",
+        re.DOTALL,
+    )
+    return token, re.compile(r"[ \t\r\n]*+")
 
 
 def lex(text: str) -> Lexed:
@@ -105,7 +116,8 @@ def lex(text: str) -> Lexed:
     # One frame per open container: the member names seen so far (None for an array).
     frames: list[set[str] | None] = []
     counter = 0
-    for token in _TOKEN.finditer(text):
+    tokens, blanks = _lexer()
+    for token in tokens.finditer(text):
         kind = token.lastgroup
         if kind == "string" or kind == "colon":
             start = token.start()
@@ -117,7 +129,7 @@ def lex(text: str) -> Lexed:
                     )
             seen = frames[-1] if frames else None
             if kind == "colon" and seen is not None:
-                value_at = _BLANKS.match(text, token.end()).end()  # type: ignore[union-attr]
+                value_at = blanks.match(text, token.end()).end()  # type: ignore[union-attr]
                 key = Key(_decode_key(raw), start, len(frames), value_at)
                 if key.name in seen:
                     out.duplicates.append(key)
@@ -156,6 +168,8 @@ def lex(text: str) -> Lexed:
 def _decode_key(raw: str) -> str:
     if "\\" not in raw:
         return raw
+    from ...documents.json_text import JsonError, parse_json
+
     try:
         value, _ = parse_json('"' + raw + '"')
     except JsonError:
@@ -215,6 +229,8 @@ def parse(text: str) -> Parsed:
         if quick is not None:
             return quick
     lexed = lex(text)
+    from ...documents.json_text import JsonError
+
     try:
         value = _loads(lexed.text)
     except JsonError as error:
@@ -298,6 +314,8 @@ def _loads(text: str) -> Any:
         else:
             if unpaired_surrogate(text) is None:
                 return value
+    from ...documents.json_text import parse_json
+
     return parse_json(text)[0]
 
 

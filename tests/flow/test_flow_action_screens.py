@@ -53,7 +53,7 @@ def test_the_joined_args_screen_on_fixed_lists(tmp_path: Path) -> None:
     assert actions._NOTABLE_LINES.search("a\n/b\nc")
     findings = Findings("FLOW.md", "x")
     fence = Fence(3, 1, actions.COMMAND, 4, block, 4, True)
-    action = actions.read_action(fence, PackageFiles(tmp_path), findings, True)
+    action = actions.read_action(fence, PackageFiles(str(tmp_path)), findings, True)
     assert (action.valid, findings.items) == (True, [])
     assert action.arg_texts == ("a\n/b", "c")
 
@@ -66,7 +66,7 @@ def test_notable_on_fixed_strings() -> None:
 
 def _pieces(body: str, tmp_path: Path) -> list[tuple[str, str, str]]:
     fence = Fence(3, 1, actions.AGENT_NEW, 4, body, 4, True)
-    action = actions.read_action(fence, PackageFiles(tmp_path), Findings("FLOW.md", "x"), True)
+    action = actions.read_action(fence, PackageFiles(str(tmp_path)), Findings("FLOW.md", "x"), True)
     return [(piece.kind, piece.text, piece.fragment) for piece in action.prompt]
 
 
@@ -87,7 +87,7 @@ def test_prompt_pieces_with_and_without_links(tmp_path: Path) -> None:
 
 def _read(marker: str, body: str, root: Path) -> actions.Action:
     fence = Fence(3, 1, marker, 4, body, 4, True)
-    return actions.read_action(fence, PackageFiles(root), Findings("FLOW.md", "x"), True)
+    return actions.read_action(fence, PackageFiles(str(root)), Findings("FLOW.md", "x"), True)
 
 
 def test_what_lowering_asks_of_a_checked_block(tmp_path: Path) -> None:

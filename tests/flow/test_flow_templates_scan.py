@@ -297,7 +297,6 @@ def test_parse_on_generated_objects_gives_what_the_lexer_path_gives(
 
 def _read(text: str, through_lexer: bool) -> tuple[Any, ...]:
     """Everything reading a command block gives: the action's fields and the findings."""
-    from pathlib import Path
 
     from agent_graph.compiler.flow import actions
     from agent_graph.compiler.flow.findings import Findings
@@ -310,7 +309,7 @@ def _read(text: str, through_lexer: bool) -> tuple[Any, ...]:
     if through_lexer:  # neither shortcut of parse: every block through the lexer
         templates._names = lambda text: None
     try:
-        action = actions.read_action(fence, PackageFiles(Path("no-such-package")), findings, True)
+        action = actions.read_action(fence, PackageFiles("no-such-package"), findings, True)
     finally:
         templates._names = quick
     return (

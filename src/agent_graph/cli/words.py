@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 
 #: The usage error for ``--format`` without a value (``agc validate --format``).
 FORMAT_MISSING = "Option '--format' requires a value: human or json"
@@ -31,7 +30,7 @@ def format_from_argv(argv: Sequence[str]) -> str:
     return found
 
 
-def manifest_bases(argv: Sequence[str]) -> list[Path]:
+def manifest_bases(argv: Sequence[str]) -> list[str]:
     """Directories diagnostics may be relative to (for caret excerpts in error output)."""
     for index, arg in enumerate(argv):
         given = None
@@ -40,8 +39,9 @@ def manifest_bases(argv: Sequence[str]) -> list[Path]:
         elif arg.startswith("--manifest="):
             given = arg.split("=", 1)[1]
         if given is not None:
-            path = Path(os.path.abspath(given))
-            return [path if path.is_dir() else path.parent]  # -m DIR means DIR/provider.yaml
+            path = os.path.abspath(given)
+            # -m DIR means DIR/provider.yaml
+            return [path if os.path.isdir(path) else os.path.dirname(path)]
     return []
 
 

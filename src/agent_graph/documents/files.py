@@ -9,12 +9,12 @@ from __future__ import annotations
 
 # hashlib only in digest_file: 3.2 ms of CPU to import, and agc flow check reads files
 # through this module without digesting any
+import contextlib
 import errno
 import os
 import stat
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 from agent_graph import codes
 from agent_graph.errors import AgentGraphError, Diagnostic
@@ -22,6 +22,7 @@ from agent_graph.errors import AgentGraphError, Diagnostic
 # typing for the type checker only: a cold agc flow check never loads it (tests/cli)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, Final
 
 #: Bytes read from a file at a time while hashing it.
@@ -71,11 +72,11 @@ def file_error(
     return AgentGraphError(code, message, [diagnostic])
 
 
-def _unreadable(abs_path: Path | str, display: str, reason: str) -> AgentGraphError:
+def _unreadable(abs_path: str | os.PathLike[str], display: str, reason: str) -> AgentGraphError:
     return file_error(codes.FILE_READ_FAILED, f"Cannot read {abs_path}: {reason}", display)
 
 
-def _open_regular(abs_path: Path | str, display: str) -> tuple[int, os.stat_result]:
+def _open_regular(abs_path: str | os.PathLike[str], display: str) -> tuple[int, os.stat_result]:
     """A read descriptor of a regular file; never blocks (a FIFO, a device are refused)."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     flags |= getattr(os, "O_CLOEXEC", 0)
@@ -95,7 +96,9 @@ def _open_regular(abs_path: Path | str, display: str) -> tuple[int, os.stat_resu
     return fd, info
 
 
-def read_bytes(abs_path: Path, display: str, limit: int = MAX_FILE_BYTES) -> bytes:
+def read_bytes(
+    abs_path: str | os.PathLike[str], display: str, limit: int = MAX_FILE_BYTES
+) -> bytes:
     """The bytes of a regular file of at most ``limit`` bytes (``limit`` + 1 are read at most)."""
     fd, info = _open_regular(abs_path, display)
     try:
@@ -142,7 +145,9 @@ def digest_file(path: str | os.PathLike[str]) -> str:
     return "sha256:" + h.hexdigest()
 
 
-def _too_large(abs_path: Path, size: int, display: str, limit: int) -> AgentGraphError:
+def _too_large(
+    abs_path: str | os.PathLike[str], size: int, display: str, limit: int
+) -> AgentGraphError:
     return file_error(
         codes.FILE_TOO_LARGE,
         f"Cannot read {abs_path}: the file has {size} bytes, more than the "
@@ -185,7 +190,9 @@ def _wide_encoding(data: bytes) -> str | None:
     return None
 
 
-def _wide_text(abs_path: Path, data: bytes, display: str) -> AgentGraphError | None:
+def _wide_text(
+    abs_path: str | os.PathLike[str], data: bytes, display: str
+) -> AgentGraphError | None:
     name = _wide_encoding(data)
     if name is None:
         return None
@@ -199,7 +206,7 @@ def _wide_text(abs_path: Path, data: bytes, display: str) -> AgentGraphError | N
     )
 
 
-def read_text(abs_path: Path, *, display: str) -> str:
+def read_text(abs_path: str | os.PathLike[str], *, display: str) -> str:
     """Read a definition file as UTF-8 text (byte order mark kept).
 
     ``file-read-failed`` when it cannot be read, ``file-too-large`` over
@@ -239,7 +246,9 @@ def read_text(abs_path: Path, *, display: str) -> str:
     return text
 
 
-def _nul_error(text: str, nul: int, abs_path: Path, display: str) -> AgentGraphError:
+def _nul_error(
+    text: str, nul: int, abs_path: str | os.PathLike[str], display: str
+) -> AgentGraphError:
     line = text.count("\n", 0, nul) + 1
     column = nul - text.rfind("\n", 0, nul)
     return file_error(
@@ -252,7 +261,7 @@ def _nul_error(text: str, nul: int, abs_path: Path, display: str) -> AgentGraphE
     )
 
 
-def _buffer_text(abs_path: Path) -> str | None:
+def _buffer_text(abs_path: str | os.PathLike[str]) -> str | None:
     """An editor's buffer for ``abs_path`` (:mod:`agent_graph.documents.overlay`).
 
     Looked up in ``sys.modules`` rather than imported: buffers can only be active once the
@@ -265,7 +274,7 @@ def _buffer_text(abs_path: Path) -> str | None:
     return found
 
 
-def _checked_buffer(text: str, abs_path: Path, display: str) -> str:
+def _checked_buffer(text: str, abs_path: str | os.PathLike[str], display: str) -> str:
     """An editor's buffer read as the file: over the cap or holding NUL, refused the same way."""
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > MAX_FILE_BYTES:
@@ -304,5 +313,6 @@ def write_atomic(
             before_replace()
         os.replace(temporary, path)
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
         raise

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Hashable, Iterable
-from pathlib import Path
 
 from .. import codes
 from ..frozen import record
@@ -51,7 +50,7 @@ class Unhashable:
     reason: str
 
 
-def package_files(root: Path) -> list[tuple[str, str]]:
+def package_files(root: str | os.PathLike[str]) -> list[tuple[str, str]]:
     """``[(posix relative path, sha256 hex)]`` of FLOW.md and every regular file under
     references/ and scripts/, sorted (C.4). Symlinked directories are not followed; a
     symlinked file counts when it resolves inside the package.
@@ -72,7 +71,7 @@ def package_files(root: Path) -> list[tuple[str, str]]:
     return sorted(found)
 
 
-def unhashable_files(root: Path) -> list[Unhashable]:
+def unhashable_files(root: str | os.PathLike[str]) -> list[Unhashable]:
     """What the fingerprint of the package at ``root`` cannot cover: a file over
     :data:`MAX_FILE_BYTES`, each that would take the package past
     :data:`MAX_PACKAGE_BYTES` (adding them in path order), a file that cannot be opened,
@@ -114,7 +113,7 @@ def _unhashable(counted: list[tuple[str, str]], problems: list[Unhashable]) -> l
     return sorted(problems, key=lambda item: item.path)
 
 
-def _counted(root: Path) -> tuple[list[tuple[str, str]], list[Unhashable]]:
+def _counted(root: str | os.PathLike[str]) -> tuple[list[tuple[str, str]], list[Unhashable]]:
     """FLOW.md and the regular files under references/ and scripts/, by relative path
     (each with its full path); and the directories that cannot be listed and the names
     that are not UTF-8 (the fingerprint is UTF-8 JSON), which are not skipped silently.

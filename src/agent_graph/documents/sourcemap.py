@@ -9,7 +9,6 @@ position, so a missing required member points at its parent object.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 from ..errors import Diagnostic, Severity
 from ..frozen import record
@@ -17,6 +16,7 @@ from ..frozen import record
 # typing for the type checker only: a cold agc flow check never loads it (tests/cli)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, Final
 
 #: Deepest collection nesting accepted (YAML and JSON). The reference's YAML

@@ -7,9 +7,9 @@ edges and syntax errors, each at its file position; and the grammar's text.
 
 from __future__ import annotations
 
+import os
 import re
 from functools import cache
-from pathlib import Path
 
 from ...frozen import field, record, slotted
 
@@ -53,7 +53,9 @@ class Graph:
 def grammar() -> str:
     """The text of ``mermaid.lark``, beside this module (read as a plain file: importing
     ``importlib.resources`` would cost a cold ``agc flow check`` more than reading it)."""
-    return Path(__file__).with_name("mermaid.lark").read_text(encoding="utf-8")
+    path = os.path.join(os.path.dirname(__file__), "mermaid.lark")
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
 
 
 _TERMINAL: Final = re.compile(r"^([A-Z_]+): /(.*)/$", re.MULTILINE)

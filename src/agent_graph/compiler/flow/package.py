@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-from pathlib import Path
 
 from ... import codes
 from ...documents.files import read_text
@@ -21,10 +20,19 @@ from ...errors import AgentGraphError, Diagnostic
 from ...frozen import field, slotted
 from .document import Document, read_document
 from .findings import Findings
-from .resources import PackageFiles
+from .resources import PackageFiles, is_file
 from .structure import REF, Structure, check_structure, reuse_first
 
+# typing for the type checker only: a cold agc flow check never loads it (tests/cli)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import PurePath
+
 ENTRY_FILE = "FLOW.md"
+
+# Paths here are strings: checking never makes a Path, so a cold agc flow check of a
+# package directory does not import pathlib (with urllib.parse and ipaddress, which it
+# imports, 4 ms of CPU of about 35). Lowering and the runtime make their own Paths.
 
 
 @slotted
@@ -32,7 +40,7 @@ class Package:
     """One loaded package: where it is, what it says, and what was found in it."""
 
     id: str
-    root: Path  # real path of the package directory
+    root: str  # real path of the package directory
     display: str  # its FLOW.md as diagnostics show it
     findings: Findings
     document: Document | None = None
@@ -44,7 +52,7 @@ class Package:
 class Closure:
     """The entry package and every package it reaches, in load order (entry first)."""
 
-    base: Path  # real parent directory of the entry package
+    base: str  # real parent directory of the entry package
     packages: dict[str, Package] = field(default_factory=dict)
 
     @property
@@ -56,7 +64,7 @@ class Closure:
         return [d for package in self.packages.values() for d in package.findings.ordered()]
 
 
-def entry_root(path: str | os.PathLike[str]) -> Path:
+def entry_root(path: str | os.PathLike[str]) -> str:
     """The real package directory of an entry (``flow-entry-invalid`` / ``flow-entry-missing``)."""
     shown = os.fspath(path)
     try:
@@ -66,12 +74,12 @@ def entry_root(path: str | os.PathLike[str]) -> Path:
         raise _entry_error(codes.FLOW_ENTRY_MISSING, f"{shown}: {reason}", shown) from None
 
 
-def _entry_root(given: str) -> Path:
-    """On strings, with one :class:`Path` made at the end: the repository's 115 small
-    packages took 2.8 ms here with a Path per step, 2.2 ms so (realpath is 1.2 of it)."""
+def _entry_root(given: str) -> str:
+    """On strings: the repository's 115 small packages took 2.8 ms here with a Path per
+    step, 2.2 ms so (realpath is 1.2 of it)."""
     if os.path.isdir(given or os.curdir):  # "" is the current directory, as Path("") is
         root = given or os.curdir
-    elif (written := Path(given)).name == ENTRY_FILE:  # its parent as written, not b/.. as b
+    elif (written := _written(given)).name == ENTRY_FILE:  # its parent as written, not b/.. as b
         root = os.fspath(written.parent)
         if not os.path.exists(given):
             raise _entry_error(codes.FLOW_ENTRY_MISSING, f"{given} does not exist", given)
@@ -90,29 +98,38 @@ def _entry_root(given: str) -> Path:
             f"{given} has no FLOW.md file (a package directory holds one, at its top)",
             given,
         )
-    return Path(real)
+    return real
+
+
+def _written(given: str) -> PurePath:
+    """``given`` as a path is spelled (its name and parent as :class:`~pathlib.PurePath`
+    reads them): an entry that is not a directory, where pathlib is worth its import."""
+    from pathlib import PurePath
+
+    return PurePath(given)
 
 
 def _entry_error(code: str, message: str, shown: str) -> AgentGraphError:
     return AgentGraphError(code, message, [Diagnostic(code, message, "error", shown)])
 
 
-def read_package(root: Path, base: Path, flow_id: str, *, child: bool) -> Package:
+def read_package(root: str, base: str, flow_id: str, *, child: bool) -> Package:
     """The package at ``root`` with its FLOW.md read and scanned (Markdown, then its graph)."""
-    if os.path.dirname(root) == os.fspath(base):  # no relpath (0.9 of 32 ms, 115 packages)
-        display = f"{root.name}/{ENTRY_FILE}"
+    entry = os.path.join(root, ENTRY_FILE)
+    if os.path.dirname(root) == base:  # no relpath (0.9 of 32 ms, 115 packages)
+        display = f"{os.path.basename(root)}/{ENTRY_FILE}"
     else:
-        display = os.path.relpath(root / ENTRY_FILE, base).replace(os.sep, "/")
+        display = os.path.relpath(entry, base).replace(os.sep, "/")
     findings = Findings(display, flow_id, f"{flow_id}: " if child else "")
     package = Package(flow_id, root, display, findings, is_child=child)
     try:
-        text = read_text(root / ENTRY_FILE, display=display)
+        text = read_text(entry, display=display)
     except AgentGraphError as error:
         found = error.diagnostics[0] if error.diagnostics else None
         code = codes.FLOW_ENCODING_INVALID if error.code == codes.PARSE_FAILED else error.code
         line = found.line if found is not None else None
         column = found.column if found is not None else None
-        findings.error(code, error.message.replace(str(root / ENTRY_FILE), display), line, column)
+        findings.error(code, error.message.replace(entry, display), line, column)
         return package
     package.document = read_document(text.removeprefix("\ufeff"), findings)
     return package
@@ -184,9 +201,9 @@ def load_children(closure: Closure, strict: bool) -> None:
             continue
         if target in closure.packages:
             continue  # a diamond: loaded (and checked) once
-        child_root = package.root.parent / target
+        child_root = os.path.join(os.path.dirname(package.root), target)
         try:
-            found = (child_root / "FLOW.md").is_file()
+            found = is_file(os.path.join(child_root, ENTRY_FILE))
             reason = ""
         except OSError as error:  # a path the system refuses (too long …): none is there
             found, reason = False, f" ({error.strerror or error})"
@@ -198,7 +215,7 @@ def load_children(closure: Closure, strict: bool) -> None:
                 *call.flow_at,
             )
             continue
-        real = Path(os.path.realpath(child_root))
+        real = os.path.realpath(child_root)
         child = read_package(real, closure.base, target, child=True)
         check_package(child, strict)
         closure.packages[child.id] = child

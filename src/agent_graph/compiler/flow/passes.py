@@ -10,7 +10,6 @@ every diagnostic, so a check stops before it and a compile after it.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from ...collector import collector_paused
 from ...errors import AgentGraphError, Diagnostic
@@ -30,7 +29,7 @@ class FlowState:
 
     entry: str | os.PathLike[str]
     strict: bool = True
-    root: Path | None = None  # the entry package's real directory
+    root: str | None = None  # the entry package's real directory
     closure: Closure | None = None
     record: r.FlowIR | None = None
     data: bytes | None = None
@@ -48,9 +47,11 @@ class FlowState:
         """The compiled program (after ``encode``), knowing where its packages are."""
         assert self.record is not None  # lower ran
         assert self.data is not None  # encode ran
+        from pathlib import Path
+
         from ...ir.flow_program import FlowProgram
 
-        return FlowProgram(self.record, self.loaded.base, self.data)
+        return FlowProgram(self.record, Path(self.loaded.base), self.data)
 
 
 def find_entry(state: FlowState) -> None:
@@ -63,9 +64,11 @@ def find_entry(state: FlowState) -> None:
 
 def read_entry(state: FlowState) -> None:
     assert state.root is not None
-    state.closure = Closure(state.root.parent)
+    state.closure = Closure(os.path.dirname(state.root))
     with collector_paused():
-        first = read_package(state.root, state.closure.base, state.root.name, child=False)
+        first = read_package(
+            state.root, state.closure.base, os.path.basename(state.root), child=False
+        )
     state.closure.packages[first.id] = first
 
 

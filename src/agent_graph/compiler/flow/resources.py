@@ -11,7 +11,6 @@ import errno
 import os
 import stat
 from collections.abc import Callable
-from pathlib import Path
 
 from ... import codes
 from ...frozen import record
@@ -32,7 +31,7 @@ Place = Callable[[], tuple[int, int]]
 class PackageFiles:
     """The package's real root; checks paths the way the runtime will resolve them."""
 
-    root: Path  # real path
+    root: str  # real path
 
     # ``at`` gives the path's (line, column) when a finding needs it: finding where a
     # script argument stands lexes its whole block, and a good path needs no position
@@ -74,7 +73,7 @@ class PackageFiles:
             findings.error(suffix_code, f"{kind} {path!r} must name a {suffix} file", *at())
             return False
         # strings, not Paths: a package's every link and script goes through here
-        root = str(self.root)
+        root = self.root
         try:
             real, found = _resolve(root, segments)
             reason = ""
@@ -102,7 +101,7 @@ class PackageFiles:
     def _near(self, segments: list[str]) -> str:
         """``; did you mean references/x.md?``: the closest regular file in the folder the
         path names (only when that folder exists; a failure's path, so listing is fine)."""
-        folder = self.root.joinpath(*segments[:-1])
+        folder = os.path.join(self.root, *segments[:-1])
         try:
             with os.scandir(folder) as entries:
                 names = [entry.name for entry in entries if entry.is_file()]
@@ -118,7 +117,7 @@ _ABSENT: Final = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOO
 
 def _resolve(root: str, segments: list[str]) -> tuple[str, bool]:
     """``os.path.realpath`` of ``root`` joined with ``segments``, and whether it is a
-    regular file (``_is_file``): ``root`` is a real path and the segments hold no ``.``,
+    regular file (:func:`is_file`): ``root`` is a real path and the segments hold no ``.``,
     ``..`` or empty one, so only what lies below the root can be a link, and a path with
     none resolves to itself. Each segment is looked at once (``realpath`` looks at every
     component from ``/``: a script of a package six folders deep took 12.4 us to resolve,
@@ -137,11 +136,11 @@ def _resolve(root: str, segments: list[str]) -> tuple[str, bool]:
             return os.sep.join([path, *segments[index + 1 :]]), False
         if stat.S_ISLNK(found.st_mode):
             real = os.path.realpath(os.sep.join([path, *segments[index + 1 :]]))
-            return real, _is_file(real)
+            return real, is_file(real)
     return path, stat.S_ISREG(found.st_mode)
 
 
-def _is_file(path: str) -> bool:
+def is_file(path: str) -> bool:
     """``Path(path).is_file()``: a regular file (through symlinks); an error other than
     the file's absence is raised."""
     try:

@@ -7,7 +7,9 @@ packages is checked in one pass: every ``FLOW.md`` package of the repository (ex
 the corpus, the spec fixtures; valid ones and ones with findings alike).
 
 Each figure is the fastest of its repeats after one warm-up: wall time, and the CPU time
-of the process (``time.process_time``: what a busy machine disturbs least). The table
+of the process (``time.process_time``: what a busy machine disturbs least). A size whose
+check is quick gets more repeats, up to a quarter second of them: seven of a 100-node
+check (2 ms) read 3.4 ms on a busy machine, where two hundred read 1.9. The table
 shows the growth of each size over the one before (linear is 10 for a tenfold size).
 
 With ``AGC_FLOW_PEER`` naming a directory that holds a TypeScript Flow loader built to
@@ -110,16 +112,29 @@ def small_packages() -> list[Path]:
     return sorted(found)
 
 
-def timed(action: Callable[[], object], repeats: int) -> tuple[float, float, float]:
-    """(fastest wall, median wall, fastest CPU) of ``repeats`` runs after a warm-up."""
+#: The least time a figure's repeats take together (see the module's docstring).
+MIN_SPAN_S = 0.25
+MAX_RUNS = 500
+
+
+def runs_for(first_s: float, repeats: int) -> int:
+    """``repeats``, or more when that many runs of ``first_s`` take under MIN_SPAN_S."""
+    return max(repeats, min(MAX_RUNS, int(MIN_SPAN_S / max(first_s, 1e-6))))
+
+
+def timed(action: Callable[[], object], repeats: int) -> tuple[float, float, float, int]:
+    """(fastest wall, median wall, fastest CPU, runs) of at least ``repeats`` runs after a
+    warm-up (:func:`runs_for`)."""
+    started = time.perf_counter()
     action()
+    repeats = runs_for(time.perf_counter() - started, repeats)
     walls, cpus = [], []
     for _ in range(repeats):
         wall, cpu = time.perf_counter(), time.process_time()
         action()
         cpus.append(time.process_time() - cpu)
         walls.append(time.perf_counter() - wall)
-    return min(walls), statistics.median(walls), min(cpus)
+    return min(walls), statistics.median(walls), min(cpus), repeats
 
 
 def measure(package: Path, nodes: int, repeats: int) -> dict[str, float | int]:
@@ -128,20 +143,26 @@ def measure(package: Path, nodes: int, repeats: int) -> dict[str, float | int]:
     errors = [d for d in found if d.severity == "error"]
     if errors:
         raise SystemExit(f"generated Flow of {nodes} nodes is invalid: {errors[0]}")
-    wall, median, cpu = timed(lambda: flow.check(package), repeats)
+    wall, median, cpu, runs = timed(lambda: flow.check(package), repeats)
     return {
         "nodes": nodes,
         "bytes": size,
         "min_s": wall,
         "median_s": median,
         "cpu_s": cpu,
-        "runs": repeats,
+        "runs": runs,
     }
 
 
 def measure_small(packages: list[Path], repeats: int) -> dict[str, Any]:
-    wall, median, cpu = timed(lambda: [flow.check(p) for p in packages], repeats)
-    return {"packages": len(packages), "min_s": wall, "median_s": median, "cpu_s": cpu}
+    wall, median, cpu, runs = timed(lambda: [flow.check(p) for p in packages], repeats)
+    return {
+        "packages": len(packages),
+        "min_s": wall,
+        "median_s": median,
+        "cpu_s": cpu,
+        "runs": runs,
+    }
 
 
 def peer(groups: dict[str, tuple[list[Path], int]]) -> dict[str, Any] | None:
@@ -170,7 +191,7 @@ def peer(groups: dict[str, tuple[list[Path], int]]) -> dict[str, Any] | None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("sizes", nargs="*", type=int, default=[10, 100, 1000, 5000, 10000])
-    parser.add_argument("--repeats", type=int, default=7, help="runs per size up to 1,000")
+    parser.add_argument("--repeats", type=int, default=7, help="least runs per size up to 1,000")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         packages = {n: write_flow(Path(tmp), n) for n in args.sizes}
@@ -181,8 +202,11 @@ def main(argv: list[str] | None = None) -> None:
         # the peer's JIT keeps getting faster over many more passes than ours needs to be
         # steady (a 1,000-node Flow: 21.9 ms CPU at its best of 7, 12.3 ms of 30), so it
         # gets at least PEER_REPEATS: agc / peer is against the peer at its fastest
-        groups = {str(n): ([packages[n]], max(repeats[n], PEER_REPEATS)) for n in args.sizes}
-        groups["small"] = (smalls, max(2, args.repeats // 2, PEER_REPEATS // 3))
+        groups = {
+            str(row["nodes"]): ([packages[row["nodes"]]], max(int(row["runs"]), PEER_REPEATS))
+            for row in rows
+        }
+        groups["small"] = (smalls, max(int(small["runs"]), PEER_REPEATS // 3))
         theirs = peer(groups)
     print(f"{'nodes':>8} {'FLOW.md KiB':>12} {'check (min)':>12} {'CPU (min)':>10} {'growth':>7}")
     for i, row in enumerate(rows):

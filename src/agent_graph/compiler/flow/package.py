@@ -23,7 +23,7 @@ from .findings import Findings
 from .resources import PackageFiles, is_file
 from .structure import REF, Structure, check_structure, reuse_first
 
-# typing for the type checker only: a cold agc flow check never loads it (tests/cli)
+# for the type checker only: checking a package directory never loads pathlib (tests/cli)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import PurePath

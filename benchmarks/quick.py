@@ -113,17 +113,20 @@ FLOW_RUN_NODES = 200
 #: Rounds of the Flow Run check (Run, runner and baseline in turn, the least of each):
 #: beside two busy-loop processes the best of 9 measured 1.33 (1.48 before this round's
 #: cuts); in an earlier round the best of 5 measured 2.04-2.42 there, the best of 9
-#: 1.90-1.95.
+#: 1.90-1.95. On another host (its two cores sharing their caches) the busy loops slow
+#: the runner's own Python work more than the spawned commands: the best of 9 read
+#: 1.27-1.92 there (quiet 1.35-1.55), and the best of 15 no better (1.66-1.76).
 FLOW_RUN_ROUNDS = 9
 #: agc flow check of a small package / python -c pass, fresh processes, CPU (issue 29
-#: asks for 4). In a clean virtualenv (CI's: python -c pass 8-13 ms) 3.0-3.8 on a 2-core
-#: machine other benchmarks kept at load 3.5-4.7, and 3.3-3.7 beside two busy-loop
-#: processes too: the fast path (``cli/fast_flow.py``) loads no click, lark, wire format,
-#: dataclasses, IR records, lowering, hashlib, typing or canonical's collation tables
-#: (tests/cli/test_cli_fast_flow.py pins each), and its objects skip the shutdown
-#: collection (``cli._ending``). It was 4.5-5.7 with lowering, hashlib and typing (47-49
-#: ms quiet), 9.5 through click (111 ms) and about 15 with lark built in every process
-#: (183 ms). Where site-packages make python -c pass 35-40 ms: 1.4-1.6.
+#: asks for 4). In a clean virtualenv (CI's: python -c pass 8-13 ms) 2.8-2.9, quiet and
+#: beside two busy-loop processes: the fast path (``cli/fast_flow.py``) loads no click,
+#: lark, wire format, dataclasses, IR records, lowering, hashlib, typing, canonical's
+#: collation tables, pathlib or the positioned JSON reader (tests/cli/test_cli_fast_flow.py
+#: pins each), and its objects skip the shutdown collection (``cli._ending``). With
+#: pathlib and the JSON reader it was 3.0-3.8 at load 3.5-4.7, 3.3-3.7 beside the busy
+#: loops; 4.5-5.7 with lowering, hashlib and typing (47-49 ms quiet), 9.5 through click
+#: (111 ms) and about 15 with lark built in every process (183 ms). Where site-packages
+#: make python -c pass 35-40 ms: 1.4-1.6.
 FLOW_COLD_LIMIT = 4.0
 #: Rounds of that check (each side's least is kept): 9 gave 3.3-3.9 beside two busy loops
 #: while other benchmarks kept the load at 8 on 2 cores, where one slow round in a few is

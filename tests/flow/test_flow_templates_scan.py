@@ -297,7 +297,6 @@ def test_parse_on_generated_objects_gives_what_the_lexer_path_gives(
 
 def _read(text: str, through_lexer: bool) -> tuple[Any, ...]:
     """Everything reading a command block gives: the action's fields and the findings."""
-
     from agent_graph.compiler.flow import actions
     from agent_graph.compiler.flow.findings import Findings
     from agent_graph.compiler.flow.markdown import Fence

@@ -26,6 +26,7 @@ from ..selection import Loaded, ManifestMissing, Need, Selection
 from ..selection import load as load_selection
 from ..selection import manifest_path as selected_manifest
 from .render import FORMATS
+from .words import manifest_base
 
 if TYPE_CHECKING:  # click is not imported at run time: ``agc evaluate``'s fast path uses this
     import click
@@ -40,13 +41,9 @@ class Options:
     registry: str | None
     fmt: str
 
-    def bases(self) -> list[Path]:
+    def bases(self) -> list[str]:
         """Directories that diagnostic paths may be relative to."""
-        out = []
-        if self.manifest:
-            given = Path(os.path.abspath(self.manifest))
-            out.append(given if given.is_dir() else given.parent)
-        return out
+        return [manifest_base(self.manifest)] if self.manifest else []
 
 
 def options(ctx: click.Context, **local: Any) -> Options:

@@ -39,10 +39,15 @@ def manifest_bases(argv: Sequence[str]) -> list[str]:
         elif arg.startswith("--manifest="):
             given = arg.split("=", 1)[1]
         if given is not None:
-            path = os.path.abspath(given)
-            # -m DIR means DIR/provider.yaml
-            return [path if os.path.isdir(path) else os.path.dirname(path)]
+            return [manifest_base(given)]
     return []
+
+
+def manifest_base(given: str) -> str:
+    """The absolute directory a ``-m`` value names: itself when it is one (``-m DIR`` means
+    ``DIR/provider.yaml``), else the manifest file's folder."""
+    path = os.path.abspath(given)
+    return path if os.path.isdir(path) else os.path.dirname(path)
 
 
 def shell_command(words: Iterable[str]) -> str:
